@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Get Debian's linux-source-6.12, apply kernel-hooks/, configure it from
+# configs/$LUF_ARCH.config and build it.  The tree is cached under
+# $LUF_CACHE/kernel/<arch>-<hash of base, patches and config>; a hit skips
+# everything.  Prints nothing but progress; writes the tree path to
+# $LUF_OUT/kdir.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+need_pkgs
+[ "$LUF_ARCH" = arm64 ] && need_pkgs gcc-aarch64-linux-gnu
+
+tarball=$(ls /usr/src/linux-source-6.12.tar.xz 2>/dev/null) ||
+	die "linux-source-6.12 is installed but /usr/src/linux-source-6.12.tar.xz is missing"
+base=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+frag=$LUF_TOP/configs/$LUF_ARCH.config
+[ -f "$frag" ] || die "no config fragment $frag"
+series=$LUF_TOP/kernel-hooks/series
+[ -f "$series" ] || die "no $series"
+
+key=$( { echo "$base $LUF_ARCH"; cat "$series" "$frag";
+	 grep -v '^#' "$series" | while read -r p; do cat "$LUF_TOP/kernel-hooks/$p"; done; } |
+       sha256sum | cut -c1-16)
+tree=$LUF_CACHE/kernel/$LUF_ARCH-$key
+mkdir -p "$LUF_OUT"
+
+case $LUF_ARCH in
+x86_64) karch=x86; image=arch/x86/boot/bzImage; cross= ;;
+arm64) karch=arm64; image=arch/arm64/boot/Image; cross=aarch64-linux-gnu- ;;
+*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
+esac
+kmake() {
+	make -s -C "$tree" ARCH=$karch ${cross:+CROSS_COMPILE=$cross} \
+	     CC="ccache ${cross}gcc" "$@"
+}
+
+if [ -f "$tree/.luf-built" ]; then
+	log "kernel $LUF_ARCH $key: cached in $tree"
+	echo "$tree" > "$LUF_OUT/kdir"
+	exit 0
+fi
+
+rm -rf "$tree" "$tree.tmp"
+mkdir -p "$tree.tmp"
+log "extracting linux-source-6.12 $base"
+tar -C "$tree.tmp" --strip-components=1 -xf "$tarball"
+mv "$tree.tmp" "$tree"
+
+ver=$(make -s -C "$tree" kernelversion)
+log "applying kernel-hooks/ on $ver"
+while read -r p; do
+	case $p in ''|'#'*) continue ;; esac
+	if ! out=$(patch -d "$tree" -p1 --forward --batch -s --no-backup-if-mismatch \
+		   -i "$LUF_TOP/kernel-hooks/$p" 2>&1); then
+		echo "$out" | sed 's/^/    /' >&2
+		fails=$(echo "$out" | awk '/^patching file/ {f=$3} /FAILED/ {print f ": " $0}')
+		die "kernel-hooks/$p does not apply to linux-source-6.12 $base ($ver); made on $(cat "$LUF_TOP/kernel-hooks/BASE"):
+$fails"
+	fi
+done < "$series"
+
+log "configuring ($LUF_ARCH tinyconfig + configs/$LUF_ARCH.config)"
+kmake tinyconfig >/dev/null
+(cd "$tree" && ARCH=$karch CROSS_COMPILE=$cross ./scripts/kconfig/merge_config.sh \
+	-m .config "$frag" >/dev/null)
+kmake olddefconfig >/dev/null
+bad=$(grep '^CONFIG_' "$frag" | while read -r l; do
+	grep -qx "$l" "$tree/.config" || echo "$l"; done)
+[ -z "$bad" ] || die "config options dropped by olddefconfig: $bad"
+
+export CCACHE_DIR=${CCACHE_DIR:-$LUF_CACHE/ccache} CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
+ccache -M 5G >/dev/null
+log "building $LUF_ARCH kernel with $LUF_JOBS jobs (cold: ~12 min on 2 cores)"
+start=$(date +%s)
+( while sleep 60; do log "  ... building, $(( ($(date +%s) - start) / 60 )) min"; done ) &
+ticker=$!
+trap 'kill $ticker 2>/dev/null' EXIT
+if ! kmake -j"$LUF_JOBS" W=0 $(basename $image) modules > "$tree/build.log" 2>&1; then
+	tail -40 "$tree/build.log" >&2
+	die "kernel build failed, log: $tree/build.log"
+fi
+kill $ticker 2>/dev/null
+log "kernel built in $(( $(date +%s) - start ))s: $tree/$image"
+touch "$tree/.luf-built"
+echo "$tree" > "$LUF_OUT/kdir"
+
+# Keep the three newest trees per arch.
+ls -dt "$LUF_CACHE/kernel/$LUF_ARCH-"* 2>/dev/null | grep -v '\.tmp$' | tail -n +4 |
+	while read -r old; do log "pruning old kernel $old"; rm -rf "$old"; done
