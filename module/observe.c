@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Observe mode: what would LUF save here?
+ *
+ * While /sys/kernel/mm/luf/observe is 1, reclaim and migration unmap with
+ * TTU_LUF so the core separates read-only PTEs from the rest.  Nothing is
+ * deferred: the read-only part is folded back and flushed as usual.  On
+ * the way the counters below record which folios were unmapped with every
+ * PTE read-only and clean, and which batched flushes carried nothing else
+ * (rounds, and remote CPUs, a deferring LUF would have spared).
+ *
+ * Counters are per-CPU and summed on read; a sum read while a workload
+ * runs may be momentarily ahead of a counter read before it.
+ */
+#include <linux/bits.h>
+#include <linux/percpu.h>
+#include <linux/stddef.h>
+#include "luf.h"
+
+DEFINE_PER_CPU(struct luf_stats, luf_stats);
+
+const char * const luf_ctx_name[LUF_CTX_NR] = {
+	[LUF_CTX_RECLAIM] = "reclaim",
+	[LUF_CTX_MIGRATE] = "migrate",
+};
+
+const char * const luf_path_stat_name[LUF_PS_NR] = {
+	[LUF_PS_UNMAPS] = "unmaps",
+	[LUF_PS_RO_FOLIOS] = "ro_folios",
+	[LUF_PS_FLUSH_ROUNDS] = "flush_rounds",
+	[LUF_PS_FLUSH_ROUNDS_RO_ONLY] = "flush_rounds_ro_only",
+	[LUF_PS_FLUSH_CPUS] = "flush_cpus",
+};
+
+/* Same spelling as the migrate tracepoints */
+const char * const luf_reason_name[MR_TYPES] = {
+	[MR_COMPACTION] = "compaction",
+	[MR_MEMORY_FAILURE] = "memory_failure",
+	[MR_MEMORY_HOTPLUG] = "memory_hotplug",
+	[MR_SYSCALL] = "syscall_or_cpuset",
+	[MR_MEMPOLICY_MBIND] = "mempolicy_mbind",
+	[MR_NUMA_MISPLACED] = "numa_misplaced",
+	[MR_CONTIG_RANGE] = "contig_range",
+	[MR_LONGTERM_PIN] = "longterm_pin",
+	[MR_DEMOTION] = "demotion",
+	[MR_DAMON] = "damon",
+};
+
+const char * const luf_reason_stat_name[LUF_RS_NR] = {
+	[LUF_RS_UNMAPS] = "unmaps",
+	[LUF_RS_RO_FOLIOS] = "ro_folios",
+};
+
+/**
+ * luf_stat_sum - sum one counter over all CPUs
+ * @offset: offset of the u64 inside struct luf_stats
+ *
+ * Return: the sum.
+ */
+u64 luf_stat_sum(size_t offset)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *(u64 *)((char *)per_cpu_ptr(&luf_stats, cpu) + offset);
+	return sum;
+}
+
+static bool luf_reason_ok(int reason)
+{
+	return reason >= 0 && reason < MR_TYPES;
+}
+
+/* Hooks run with preemption disabled: the per-CPU ops need no guard. */
+bool luf_observe_defer_ok(enum luf_ctx ctx, int reason)
+{
+	if (!luf_knob(LUF_KNOB_OBSERVE))
+		return false;
+	__this_cpu_inc(luf_stats.path[ctx][LUF_PS_UNMAPS]);
+	if (ctx == LUF_CTX_MIGRATE && luf_reason_ok(reason))
+		__this_cpu_inc(luf_stats.reason[reason][LUF_RS_UNMAPS]);
+	return true;
+}
+
+void luf_observe_unmap_done(const struct tlbflush_unmap_batch *ro)
+{
+	unsigned int ctx = ro->luf_ctx;
+
+	if (WARN_ON_ONCE(ctx >= LUF_CTX_NR))
+		return;
+	__this_cpu_inc(luf_stats.path[ctx][LUF_PS_RO_FOLIOS]);
+	if (ctx == LUF_CTX_MIGRATE && luf_reason_ok(ro->luf_reason))
+		__this_cpu_inc(luf_stats.reason[ro->luf_reason][LUF_RS_RO_FOLIOS]);
+}
+
+void luf_observe_flush(const struct tlbflush_unmap_batch *ubc)
+{
+	unsigned int cpus = 0;
+	unsigned int ctx;
+
+	if (!ubc->luf_ro)
+		return;
+	if (!ubc->luf_other)
+		cpus = luf_arch_batch_remote_cpus(ubc);
+	for (ctx = 0; ctx < LUF_CTX_NR; ctx++) {
+		if (!(ubc->luf_ro & BIT(ctx)))
+			continue;
+		__this_cpu_inc(luf_stats.path[ctx][LUF_PS_FLUSH_ROUNDS]);
+		if (ubc->luf_other)
+			continue;
+		__this_cpu_inc(luf_stats.path[ctx][LUF_PS_FLUSH_ROUNDS_RO_ONLY]);
+		__this_cpu_add(luf_stats.path[ctx][LUF_PS_FLUSH_CPUS], cpus);
+	}
+}
