@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libluf: helpers shared by the luf selftests and the demo workload.
+ *
+ * Every selftests/lib*.c is linked into every test binary, so anything two
+ * programs need lives here: module load/unload, sysfs/debugfs access, the
+ * luf counter snapshot and its invariants, /proc readers (vmstat, meminfo,
+ * interrupts), CPU pinning, pinned reader threads, memcg helpers and the
+ * workload drivers (MADV_PAGEOUT reclaim, memcg memory.max reclaim,
+ * move_pages migration, memcg demotion).
+ *
+ * Functions return 0 or a negative errno unless documented otherwise; none
+ * of them prints on success.  Nothing here depends on kselftest_harness.h.
+ */
+#ifndef LIBLUF_H
+#define LIBLUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <pthread.h>
+
+#define LUF_MODNAME		"luf"
+#define LUF_DEFAULT_KO		"/luf/luf.ko"
+#define LUF_SYSFS_DIR		"/sys/kernel/mm/luf"
+#define LUF_DEBUGFS_DIR		"/sys/kernel/debug/luf"
+#define LUF_MODULE_DIR		"/sys/module/luf"
+#define LUF_CGROUP_ROOT		"/sys/fs/cgroup"
+#define LUF_DEMOTION_KNOB	"/sys/kernel/mm/numa/demotion_enabled"
+#define LUF_EXT4_DIR		"/mnt/ext4"
+#define LUF_TMP_DIR		"/mnt/tmp"
+
+#define LUF_MAX_READERS		8
+
+/* ---- module --------------------------------------------------------- */
+
+/* Path of luf.ko: $LUF_KO if set, else /luf/luf.ko. */
+const char *luf_ko_path(void);
+bool luf_ko_present(void);
+/* /sys/module/luf exists */
+bool luf_is_loaded(void);
+/* finit_module(2) of luf_ko_path() with @params ("" for none). */
+int luf_load(const char *params);
+/* delete_module(2) "luf"; retries while the module is busy (<= ~10 s). */
+int luf_unload(void);
+/* Unload if loaded; 0 when the module is gone afterwards. */
+int luf_ensure_unloaded(void);
+/* Make sure a freshly loaded module is present (unload first if loaded). */
+int luf_fresh_load(void);
+
+/*
+ * Why a selftest binary cannot run here (not root, no debugfs, or, if
+ * @need_module, no luf.ko), or NULL if it can.
+ */
+const char *luf_skip_reason(bool need_module);
+
+/* ---- generic file helpers ------------------------------------------- */
+
+bool path_exists(const char *path);
+/* One write(2) of exactly @len bytes; -errno on failure, -EIO if short. */
+int write_file(const char *path, const void *buf, size_t len);
+int write_file_str(const char *path, const char *s);
+/* Read up to @len-1 bytes, NUL terminated; returns bytes read or -errno. */
+ssize_t read_file(const char *path, char *buf, size_t len);
+/* Strict: the file must hold decimal digits and one newline, nothing else. */
+int read_u64_strict(const char *path, uint64_t *val);
+/* File mode bits (& 07777) or -errno. */
+int file_mode(const char *path);
+
+/* ---- knobs (/sys/kernel/mm/luf) ------------------------------------- */
+
+#define LUF_NR_KNOBS 5
+extern const char *const luf_knob_names[LUF_NR_KNOBS];
+void luf_knob_path(const char *name, char *buf, size_t len);
+int luf_knob_read(const char *name, uint64_t *val);
+/* Writes exactly strlen(@s) bytes. */
+int luf_knob_write(const char *name, const char *s);
+
+/* ---- counters (/sys/kernel/debug/luf) ------------------------------- */
+
+#define LUF_NR_REASONS 10
+extern const char *const luf_reason_names[LUF_NR_REASONS];
+enum luf_reason {
+	LUF_R_COMPACTION, LUF_R_MEMORY_FAILURE, LUF_R_MEMORY_HOTPLUG,
+	LUF_R_SYSCALL, LUF_R_MBIND, LUF_R_NUMA_MISPLACED, LUF_R_CONTIG_RANGE,
+	LUF_R_LONGTERM_PIN, LUF_R_DEMOTION, LUF_R_DAMON,
+};
+
+struct luf_side {
+	uint64_t unmaps;
+	uint64_t ro_folios;
+	uint64_t flush_rounds;
+	uint64_t flush_rounds_ro_only;
+	uint64_t flush_cpus;
+};
+
+struct luf_counters {
+	struct luf_side reclaim;
+	struct luf_side migrate;
+	uint64_t reason_unmaps[LUF_NR_REASONS];
+	uint64_t reason_ro_folios[LUF_NR_REASONS];
+};
+
+/* 10 side files + 2 per reason */
+#define LUF_NR_COUNTER_FILES (10 + 2 * LUF_NR_REASONS)
+/* Name of counter file @i (0 <= i < LUF_NR_COUNTER_FILES), into @buf. */
+void luf_counter_file_name(int i, char *buf, size_t len);
+int luf_counter_read(const char *name, uint64_t *val);
+int luf_counters_read(struct luf_counters *c);
+/* Re-read until two consecutive snapshots agree (quiescent system). */
+int luf_counters_read_stable(struct luf_counters *c);
+void luf_counters_delta(const struct luf_counters *after,
+			const struct luf_counters *before,
+			struct luf_counters *delta);
+bool luf_counters_equal(const struct luf_counters *a,
+			const struct luf_counters *b);
+/*
+ * Documented invariants:  ro_folios <= unmaps, ro_only <= rounds,
+ * flush_cpus <= ro_only * (ncpus - 1) for both sides; per reason
+ * ro <= unmaps; sums over reasons equal the migrate totals.
+ * Returns true if all hold; otherwise describes the first violation in @why.
+ */
+bool luf_counters_check(const struct luf_counters *c, int ncpus,
+			char *why, size_t len);
+/* Print every counter as "# <prefix>name=value" to stderr (nonzero only if @nonzero). */
+void luf_counters_log(const char *prefix, const struct luf_counters *c,
+		      bool nonzero);
+
+/* ---- system statistics ---------------------------------------------- */
+
+int nr_cpus(void);
+/* /proc/vmstat field; -ENOENT if absent. */
+int vmstat_read(const char *name, uint64_t *val);
+/* /proc/meminfo field in kB; -ENOENT if absent. */
+int meminfo_kb(const char *name, uint64_t *kb);
+/* Sum of the TLB row of /proc/interrupts; -ENOENT if absent. */
+int interrupts_tlb(uint64_t *val);
+/* sync + echo 3 > /proc/sys/vm/drop_caches */
+int drop_caches(void);
+
+struct luf_sys {
+	uint64_t tlb_remote_flush;	/* nr_tlb_remote_flush */
+	uint64_t tlb_remote_received;	/* nr_tlb_remote_flush_received */
+	uint64_t tlb_irqs;		/* sum of the TLB row */
+	uint64_t pgsteal;		/* pgsteal_{kswapd,direct,khugepaged} */
+	uint64_t pgmigrate_success;
+	uint64_t pgdemote;		/* pgdemote_{kswapd,direct,khugepaged} */
+	bool has_tlb_vmstat;		/* nr_tlb_* present (DEBUG_TLBFLUSH) */
+};
+void luf_sys_read(struct luf_sys *s);
+void luf_sys_delta(const struct luf_sys *after, const struct luf_sys *before,
+		   struct luf_sys *delta);
+
+/* ---- CPUs, NUMA ------------------------------------------------------ */
+
+/* Pin the calling thread to @cpu. */
+int pin_to_cpu(int cpu);
+/* Node @nid is online and has memory. */
+bool numa_node_has_memory(int nid);
+/*
+ * Demotion from node 0 to node 1 can happen: the demotion knob exists,
+ * node 1 has memory and sits in a slower memory tier than node 0.
+ * If not, @why says what is missing.
+ */
+bool numa_demotion_possible(char *why, size_t len);
+
+/* ---- memcg (cgroup v2) ---------------------------------------------- */
+
+bool memcg_available(void);
+/* mkdir LUF_CGROUP_ROOT/@name (an existing empty one is reused). */
+int memcg_create(const char *name, char *path, size_t len);
+int memcg_write(const char *cg, const char *file, const char *val);
+/* "key value" line from @cg/memory.stat */
+int memcg_stat(const char *cg, const char *key, uint64_t *val);
+/* Move the whole calling process into @cg (cgroup.procs). */
+int memcg_enter(const char *cg);
+/* Move the calling process back to the root cgroup. */
+int memcg_leave(void);
+/* leave + rmdir (retrying while busy). */
+int memcg_destroy(const char *cg);
+
+/* ---- test file with a self-describing pattern ------------------------ */
+
+/* Every 8-byte word at file offset @off holds luf_pattern(@off). */
+static inline uint64_t luf_pattern(uint64_t off)
+{
+	return 0x4c55460000000000ULL | (off >> 3);
+}
+
+struct luf_file {
+	int fd;
+	char path[256];
+	size_t size;		/* bytes, multiple of the page size */
+	size_t npages;
+	const char *map;	/* PROT_READ MAP_SHARED mapping or NULL */
+};
+
+/* Create @dir/luf-@tag-<pid>, fill it with write(2), fsync. */
+int luf_file_create(struct luf_file *f, const char *dir, const char *tag,
+		    size_t size);
+/* Drop the file's clean page cache (fsync + POSIX_FADV_DONTNEED). */
+int luf_file_evict(struct luf_file *f);
+int luf_file_map(struct luf_file *f);
+/* Number of pages of the mapping resident in the page cache (mincore). */
+ssize_t luf_file_resident(struct luf_file *f, unsigned char *vec);
+/* Read one word of every page through the mapping; returns bad words. */
+uint64_t luf_file_touch(struct luf_file *f);
+/* munmap, close, unlink */
+void luf_file_destroy(struct luf_file *f);
+
+/* ---- pinned reader threads ------------------------------------------- */
+
+struct luf_readers;
+struct luf_reader_slot {
+	struct luf_readers *set;
+	int idx;
+};
+
+struct luf_readers {
+	const char *base;
+	size_t npages;			/* pages the readers spin over */
+	int n;
+	int cpus[LUF_MAX_READERS];
+	pthread_t th[LUF_MAX_READERS];
+	struct luf_reader_slot slot[LUF_MAX_READERS];
+	atomic_int stop;
+	atomic_int ready;
+	atomic_int err;			/* first pinning error (-errno) */
+	atomic_uint_fast64_t pages_read;
+	atomic_uint_fast64_t bad_words;
+	atomic_uint_fast64_t passes;
+};
+
+/*
+ * Start @n readers, reader i pinned to @cpus[i], each spinning over the
+ * first @npages pages of @base and checking every word it reads against
+ * luf_pattern().  Returns once every reader is pinned and has finished
+ * one pass.
+ */
+int luf_readers_start(struct luf_readers *r, const char *base, size_t npages,
+		      const int *cpus, int n);
+void luf_readers_stop(struct luf_readers *r);
+
+/* ---- workload drivers ------------------------------------------------ */
+
+enum luf_wl {
+	LUF_WL_PAGEOUT,		/* MADV_PAGEOUT over an ext4 file mapping */
+	LUF_WL_MEMCG,		/* memcg memory.max below the working set */
+	LUF_WL_MIGRATE,		/* move_pages between node_a and node_b */
+	LUF_WL_DEMOTE,		/* memory.reclaim with demotion enabled */
+};
+
+struct luf_run_opts {
+	const char *dir;		/* directory holding the test file */
+	size_t size;			/* bytes */
+	int initiator_cpu;		/* -1: leave the caller's affinity */
+	int nr_readers;
+	int reader_cpus[LUF_MAX_READERS];
+	size_t hot_pages;		/* readers spin over these (0: all) */
+	double seconds;			/* run at least this long ... */
+	int min_rounds;			/* ... and at least this many rounds */
+	int max_rounds;			/* 0: no limit */
+	double max_seconds;		/* 0: no limit (stops early) */
+	const atomic_int *stop;		/* external stop request or NULL */
+	const char *memcg;		/* cgroup name (MEMCG, DEMOTE) */
+	uint64_t memcg_max;		/* memory.max (MEMCG) */
+	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
+	int node_a, node_b;		/* MIGRATE: start on a, move to b, back */
+	const char *tag;		/* file name tag */
+};
+
+struct luf_run_res {
+	uint64_t rounds;
+	uint64_t pages_read;		/* reader progress */
+	uint64_t bad_words;		/* words that did not match the pattern */
+	uint64_t pageout_calls;
+	uint64_t pages_evicted;		/* resident before MADV_PAGEOUT, gone after */
+	uint64_t migrate_calls;
+	uint64_t pages_migrated;	/* pages that changed node as requested */
+	uint64_t migrate_failed;	/* pages still misplaced after retries */
+	uint64_t reclaim_writes;	/* memory.reclaim writes */
+	uint64_t reclaim_eagain;
+	uint64_t memcg_pgsteal;		/* memcg memory.stat pgsteal */
+	double elapsed;
+	struct luf_sys sys;		/* delta over the run */
+	char err[512];
+};
+
+const char *luf_wl_name(enum luf_wl kind);
+/* Sensible defaults for @kind on this machine (CPU 0 + readers on 1..3). */
+void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind);
+/*
+ * Run workload @kind.  Returns 0 when the workload ran, -errno (with
+ * r->err set) when it could not be set up.  Assertions about the effect
+ * are up to the caller.
+ */
+int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
+	    struct luf_run_res *r);
+/* Log the run result as "# <prefix>key=value" lines on stderr. */
+void luf_run_log(const char *prefix, const struct luf_run_res *r);
+
+double luf_now(void);
+void luf_msleep(unsigned int ms);
+
+#endif /* LIBLUF_H */
