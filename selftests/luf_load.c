@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_load: loading and unloading luf.ko.
+ *
+ * - load creates /sys/kernel/mm/luf and /sys/kernel/debug/luf with every
+ *   documented file, knobs 0644 and counters 0444, all readable as one
+ *   decimal number and a newline;
+ * - a second load fails with EEXIST and leaves the loaded module alone;
+ * - unload removes both directories;
+ * - a load with an unknown module parameter fails and leaves nothing behind;
+ * - load/unload can be repeated.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "luf_harness.h"
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Both interface directories and every documented file are there. */
+static void check_interfaces(struct __test_metadata *_metadata)
+{
+	char name[96], path[256];
+	uint64_t v;
+	int i;
+
+	ASSERT_TRUE(luf_is_loaded());
+	ASSERT_TRUE(is_dir(LUF_SYSFS_DIR)) TH_LOG("%s missing", LUF_SYSFS_DIR);
+	ASSERT_TRUE(is_dir(LUF_DEBUGFS_DIR)) TH_LOG("%s missing", LUF_DEBUGFS_DIR);
+
+	for (i = 0; i < LUF_NR_KNOBS; i++) {
+		luf_knob_path(luf_knob_names[i], path, sizeof(path));
+		ASSERT_EQ(0644, file_mode(path))
+			TH_LOG("%s: mode %o, want 0644", path, file_mode(path));
+		ASSERT_EQ(0, read_u64_strict(path, &v))
+			TH_LOG("%s does not read as one decimal number", path);
+	}
+	for (i = 0; i < LUF_NR_COUNTER_FILES; i++) {
+		luf_counter_file_name(i, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", LUF_DEBUGFS_DIR, name);
+		ASSERT_EQ(0444, file_mode(path))
+			TH_LOG("%s: mode %o, want 0444", path, file_mode(path));
+		ASSERT_EQ(0, read_u64_strict(path, &v))
+			TH_LOG("%s does not read as one decimal number", path);
+	}
+}
+
+static void check_gone(struct __test_metadata *_metadata)
+{
+	ASSERT_FALSE(luf_is_loaded());
+	ASSERT_FALSE(path_exists(LUF_SYSFS_DIR)) TH_LOG("%s still there", LUF_SYSFS_DIR);
+	ASSERT_FALSE(path_exists(LUF_DEBUGFS_DIR)) TH_LOG("%s still there", LUF_DEBUGFS_DIR);
+}
+
+FIXTURE(luf_load) {
+	int unused;
+};
+
+FIXTURE_SETUP(luf_load)
+{
+	ASSERT_EQ(0, luf_ensure_unloaded()) TH_LOG("cannot unload a stale luf");
+	check_gone(_metadata);
+}
+
+FIXTURE_TEARDOWN(luf_load)
+{
+	luf_ensure_unloaded();
+}
+
+TEST_F(luf_load, load_creates_interfaces)
+{
+	int ret = luf_load("");
+
+	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
+	check_interfaces(_metadata);
+}
+
+TEST_F(luf_load, second_load_eexist)
+{
+	int ret;
+
+	ASSERT_EQ(0, luf_load(""));
+	ret = luf_load("");
+	ASSERT_EQ(-EEXIST, ret) TH_LOG("second load returned %d (%s)", ret,
+				      strerror(-ret));
+	/* the first instance is untouched */
+	check_interfaces(_metadata);
+}
+
+TEST_F(luf_load, unload_removes_interfaces)
+{
+	ASSERT_EQ(0, luf_load(""));
+	check_interfaces(_metadata);
+	ASSERT_EQ(0, luf_unload());
+	check_gone(_metadata);
+	ASSERT_EQ(-ENOENT, luf_unload());
+}
+
+/*
+ * The kernel itself only warns about unknown module parameters
+ * (unknown_module_param_cb()); luf.ko is specified to refuse them, so a
+ * typo in a parameter never goes unnoticed.
+ */
+TEST_F(luf_load, unknown_param_rejected)
+{
+	int ret;
+
+	ret = luf_load("luf_no_such_param=1");
+	ASSERT_NE(0, ret) TH_LOG("load with an unknown parameter succeeded");
+	TH_LOG("unknown parameter: %s", strerror(-ret));
+	check_gone(_metadata);
+	/* a rejected load leaves nothing that blocks the next one */
+	ASSERT_EQ(0, luf_load(""));
+	check_interfaces(_metadata);
+}
+
+TEST_F(luf_load, reload)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, luf_load("")) TH_LOG("load #%d", i + 1);
+		check_interfaces(_metadata);
+		ASSERT_EQ(0, luf_unload()) TH_LOG("unload #%d", i + 1);
+		check_gone(_metadata);
+	}
+}
+
+LUF_TEST_MAIN(true)
