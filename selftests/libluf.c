@@ -1015,7 +1015,12 @@ void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind)
 		o->nr_readers = 0;
 	for (i = 0; i < o->nr_readers; i++)
 		o->reader_cpus[i] = i + 1;
-	o->hot_pages = kind == LUF_WL_DEMOTE ? 64 : 0;
+	/*
+	 * Migration and demotion: readers spin over a few pages, so they
+	 * rarely block on a migration entry and stay live in the mm when
+	 * the batch is flushed (and, for demotion, most pages stay cold).
+	 */
+	o->hot_pages = kind == LUF_WL_DEMOTE || kind == LUF_WL_MIGRATE ? 64 : 0;
 	o->seconds = 3;
 	switch (kind) {
 	case LUF_WL_PAGEOUT: o->min_rounds = 4; break;
