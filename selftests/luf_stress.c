@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_stress: load and unload luf.ko 100 times (LUF_STRESS_CYCLES) from
+ * CPU 0 while a reclaim workload (MADV_PAGEOUT) and a migration workload
+ * (move_pages node 0 <-> 1) run in child processes on CPUs 1-3, so the
+ * hooks are switched on and off under live unmaps and batched flushes.
+ *
+ * Asserts: every load and unload succeeds; the module counted something
+ * while loaded (the hooks really were live during the workloads); the
+ * workloads complete, make progress and never read a wrong word; the
+ * module is gone afterwards; and MemFree, measured after drop_caches with
+ * the workloads stopped and their files removed, is within 1% of the level
+ * before the first load.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "luf_harness.h"
+
+#define NR_WL 2
+
+struct shared {
+	atomic_int stop;
+	int ret[NR_WL];
+	struct luf_run_res res[NR_WL];
+};
+
+FIXTURE(stress) {
+	struct shared *sh;
+	pid_t pid[NR_WL];
+	enum luf_wl kind[NR_WL];
+	int nr;
+};
+
+static void stop_workloads(FIXTURE_DATA(stress) *self, int *status)
+{
+	double t0 = luf_now();
+	int i, st = -1;
+
+	if (!self->sh)
+		return;
+	atomic_store(&self->sh->stop, 1);
+	for (i = 0; i < self->nr; i++) {
+		if (self->pid[i] <= 0)
+			continue;
+		/* a round takes a few seconds at most; then give up */
+		while (waitpid(self->pid[i], &st, WNOHANG) == 0) {
+			if (luf_now() - t0 > 60) {
+				kill(self->pid[i], SIGKILL);
+				waitpid(self->pid[i], &st, 0);
+				break;
+			}
+			luf_msleep(20);
+		}
+		if (status)
+			status[i] = st;
+		self->pid[i] = 0;
+	}
+}
+
+FIXTURE_SETUP(stress)
+{
+	self->sh = NULL;
+	self->nr = 0;
+	if (nr_cpus() < 2)
+		SKIP(return, "needs CPU 0 for the loader and another for the workloads");
+	if (!path_exists(LUF_EXT4_DIR))
+		SKIP(return, "%s does not exist", LUF_EXT4_DIR);
+	ASSERT_EQ(0, luf_ensure_unloaded());
+	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->sh);
+	memset(self->sh, 0, sizeof(*self->sh));
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+	stop_workloads(self, NULL);
+	luf_ensure_unloaded();
+}
+
+/* Median of three MemFree samples after drop_caches. */
+static uint64_t memfree_settled(struct __test_metadata *_metadata)
+{
+	uint64_t v[3], t;
+	int i;
+
+	ASSERT_EQ(0, drop_caches());
+	for (i = 0; i < 3; i++) {
+		luf_msleep(300);
+		ASSERT_EQ(0, meminfo_kb("MemFree", &v[i]));
+	}
+	if (v[0] > v[1]) { t = v[0]; v[0] = v[1]; v[1] = t; }
+	if (v[1] > v[2]) { t = v[1]; v[1] = v[2]; v[2] = t; }
+	if (v[0] > v[1]) { t = v[0]; v[0] = v[1]; v[1] = t; }
+	return v[1];
+}
+
+/* Start workload @kind in a child: initiator on @init_cpu, readers on @rd. */
+static pid_t spawn(FIXTURE_DATA(stress) *self, enum luf_wl kind, int init_cpu,
+		   const int *rd, int nrd)
+{
+	int idx = self->nr, i;
+	struct luf_run_opts o;
+	pid_t pid;
+
+	luf_run_opts_default(&o, kind);
+	o.size = 8 << 20;
+	o.initiator_cpu = init_cpu;
+	o.nr_readers = nrd;
+	for (i = 0; i < nrd; i++)
+		o.reader_cpus[i] = rd[i];
+	o.seconds = 1e9;
+	o.min_rounds = 1;
+	o.stop = &self->sh->stop;
+
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		self->sh->ret[idx] = luf_run(kind, &o, &self->sh->res[idx]);
+		_exit(self->sh->ret[idx] ? 1 : 0);
+	}
+	if (pid > 0) {
+		self->pid[idx] = pid;
+		self->kind[idx] = kind;
+		self->nr++;
+	}
+	return pid;
+}
+
+TEST_F_TIMEOUT(stress, load_unload_under_load, 290)
+{
+	int cycles = 100, i, ret, ncpu = nr_cpus(), nwc, status[NR_WL] = { 0 };
+	uint64_t free_before, free_after, diff, seen_reclaim = 0, seen_migrate = 0;
+	int wc[3], rd[3];
+	const char *env = getenv("LUF_STRESS_CYCLES");
+	struct luf_counters c;
+	bool migrate;
+	double t0;
+
+	if (env && atoi(env) > 0)
+		cycles = atoi(env);
+	migrate = path_exists(LUF_TMP_DIR) && numa_node_has_memory(0) &&
+		  numa_node_has_memory(1);
+	if (!migrate)
+		TH_LOG("no NUMA node 1 or %s: reclaim workload only", LUF_TMP_DIR);
+
+	ASSERT_EQ(0, pin_to_cpu(0));
+	free_before = memfree_settled(_metadata);
+
+	/* workload CPUs: 1..3 (fewer on a smaller machine) */
+	nwc = ncpu - 1 < 3 ? ncpu - 1 : 3;
+	for (i = 0; i < nwc; i++)
+		wc[i] = i + 1;
+	/* reclaim: initiator on the first, readers on the others */
+	ASSERT_LT(0, spawn(self, LUF_WL_PAGEOUT, wc[0], wc + 1, nwc - 1));
+	/* migration: initiator on the last, readers on the others */
+	if (migrate) {
+		for (i = 0; i < nwc - 1; i++)
+			rd[i] = wc[i];
+		ASSERT_LT(0, spawn(self, LUF_WL_MIGRATE, wc[nwc - 1], rd, nwc - 1));
+	}
+	luf_msleep(1000);	/* let the workloads get going */
+
+	t0 = luf_now();
+	for (i = 0; i < cycles; i++) {
+		ret = luf_load("");
+		ASSERT_EQ(0, ret) TH_LOG("cycle %d: load: %s", i, strerror(-ret));
+		ASSERT_TRUE(path_exists(LUF_DEBUGFS_DIR "/reclaim_unmaps"))
+			TH_LOG("cycle %d: no counters", i);
+		/* every fourth cycle also flips observe off and on */
+		if (i % 4 == 3) {
+			ASSERT_EQ(0, luf_knob_write("observe", "0"));
+			luf_msleep(5);
+			ASSERT_EQ(0, luf_knob_write("observe", "1"));
+		}
+		luf_msleep(20);
+		ASSERT_EQ(0, luf_counters_read(&c));
+		seen_reclaim += c.reclaim.unmaps;
+		seen_migrate += c.migrate.unmaps;
+		ret = luf_unload();
+		ASSERT_EQ(0, ret) TH_LOG("cycle %d: unload: %s", i, strerror(-ret));
+		ASSERT_FALSE(path_exists(LUF_SYSFS_DIR)) TH_LOG("cycle %d", i);
+		ASSERT_FALSE(path_exists(LUF_DEBUGFS_DIR)) TH_LOG("cycle %d", i);
+	}
+	TH_LOG("%d load/unload cycles in %.1f s; unmaps seen while loaded: reclaim %" PRIu64
+	       ", migrate %" PRIu64, cycles, luf_now() - t0, seen_reclaim, seen_migrate);
+
+	stop_workloads(self, status);
+	for (i = 0; i < self->nr; i++) {
+		struct luf_run_res *r = &self->sh->res[i];
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "%s: ", luf_wl_name(self->kind[i]));
+		luf_run_log(prefix, r);
+		ASSERT_TRUE(WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0)
+			TH_LOG("%s workload failed (status 0x%x): %s",
+			       luf_wl_name(self->kind[i]), status[i], r->err);
+		ASSERT_EQ((uint64_t)0, r->bad_words);
+		ASSERT_GT(r->pages_read, (uint64_t)0);
+		if (self->kind[i] == LUF_WL_PAGEOUT) {
+			ASSERT_GT(r->pages_evicted, (uint64_t)0);
+		} else {
+			ASSERT_GT(r->pages_migrated, (uint64_t)0);
+		}
+	}
+	ASSERT_GT(seen_reclaim + seen_migrate, (uint64_t)0)
+		TH_LOG("the module never saw an unmap: the stress exercised nothing");
+
+	ASSERT_FALSE(luf_is_loaded());
+	ASSERT_FALSE(path_exists(LUF_SYSFS_DIR));
+	ASSERT_FALSE(path_exists(LUF_DEBUGFS_DIR));
+
+	free_after = memfree_settled(_metadata);
+	diff = free_after > free_before ? free_after - free_before : free_before - free_after;
+	TH_LOG("MemFree before %" PRIu64 " kB, after %" PRIu64 " kB", free_before, free_after);
+	ASSERT_LE(diff * 100, free_before)
+		TH_LOG("MemFree moved by %" PRIu64 " kB (more than 1%%)", diff);
+}
+
+LUF_TEST_MAIN(true)
