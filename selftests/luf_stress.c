@@ -52,6 +52,7 @@ static void stop_workloads(FIXTURE_DATA(stress) *self, int *status)
 	for (i = 0; i < self->nr; i++) {
 		if (self->pid[i] <= 0)
 			continue;
+		st = -1;
 		/* a round takes a few seconds at most; then give up */
 		while (waitpid(self->pid[i], &st, WNOHANG) == 0) {
 			if (luf_now() - t0 > 60) {
