@@ -77,7 +77,7 @@ start=$(date +%s)
 ( while sleep 60; do log "  ... building, $(( ($(date +%s) - start) / 60 )) min"; done ) &
 ticker=$!
 trap 'kill $ticker 2>/dev/null' EXIT
-if ! kmake -j"$LUF_JOBS" W=0 $(basename $image) modules > "$tree/build.log" 2>&1; then
+if ! kmake -j"$LUF_JOBS" $(basename $image) modules > "$tree/build.log" 2>&1; then
 	tail -40 "$tree/build.log" >&2
 	die "kernel build failed, log: $tree/build.log"
 fi
