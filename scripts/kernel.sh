@@ -76,16 +76,17 @@ log "building $LUF_ARCH kernel with $LUF_JOBS jobs (cold: ~12 min on 2 cores)"
 start=$(date +%s)
 ( while sleep 60; do log "  ... building, $(( ($(date +%s) - start) / 60 )) min"; done ) &
 ticker=$!
-trap 'kill $ticker 2>/dev/null' EXIT
+trap 'kill $ticker 2>/dev/null || true' EXIT
 if ! kmake -j"$LUF_JOBS" $(basename $image) modules > "$tree/build.log" 2>&1; then
 	tail -40 "$tree/build.log" >&2
 	die "kernel build failed, log: $tree/build.log"
 fi
-kill $ticker 2>/dev/null
+kill $ticker 2>/dev/null || true
 log "kernel built in $(( $(date +%s) - start ))s: $tree/$image"
 touch "$tree/.luf-built"
 echo "$tree" > "$LUF_OUT/kdir"
 
 # Keep the three newest trees per arch.
 ls -dt "$LUF_CACHE/kernel/$LUF_ARCH-"* 2>/dev/null | grep -v '\.tmp$' | tail -n +4 |
-	while read -r old; do log "pruning old kernel $old"; rm -rf "$old"; done
+	while read -r old; do log "pruning old kernel $old"; rm -rf "$old"; done || true
+exit 0
