@@ -79,6 +79,7 @@ static struct kunit_suite luf_knob_suite = {
 	.name = "luf_knobs",
 	.test_cases = luf_knob_cases,
 };
+
 kunit_test_suite(luf_knob_suite);
 
 MODULE_DESCRIPTION("KUnit tests for luf.ko");

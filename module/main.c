@@ -11,75 +11,76 @@
 #include <linux/module.h>
 #include "luf.h"
 
-static bool luf_defer_ok(enum luf_ctx ctx, int reason)
+static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
 	return luf_observe_defer_ok(ctx, reason);
 }
 
-static bool luf_unmap_done(struct folio *folio,
-			   struct tlbflush_unmap_batch *ro, int ttu_flags)
+static bool luf_hook_unmap_done(struct folio *folio,
+				struct tlbflush_unmap_batch *ro, int ttu_flags)
 {
 	luf_observe_unmap_done(ro);
 	return false;
 }
 
-static bool luf_migrate_src_done(struct folio *src, struct folio *dst,
-				 int reason)
+static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
+				      int reason)
 {
 	return false;
 }
 
-static bool luf_free_page(struct page *page, unsigned int order)
+static bool luf_hook_free_page(struct page *page, unsigned int order)
 {
 	return false;
 }
 
-static void luf_write_fault(struct vm_area_struct *vma, unsigned long addr,
-			    unsigned int flags)
+static void luf_hook_write_fault(struct vm_area_struct *vma,
+				 unsigned long addr, unsigned int flags)
 {
 }
 
-static void luf_file_change(struct address_space *mapping,
-			    enum luf_file_why why)
+static void luf_hook_file_change(struct address_space *mapping,
+				 enum luf_file_why why)
 {
 }
 
-static bool luf_zone_low(struct zone *zone, unsigned int order,
-			 unsigned int alloc_flags, gfp_t gfp)
+static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
+			      unsigned int alloc_flags, gfp_t gfp)
 {
 	return false;
 }
 
-static unsigned long luf_flush_begin(const struct tlbflush_unmap_batch *ubc)
+static unsigned long
+luf_hook_flush_begin(const struct tlbflush_unmap_batch *ubc)
 {
 	luf_observe_flush(ubc);
 	return 0;
 }
 
-static void luf_flush_end(unsigned long token)
+static void luf_hook_flush_end(unsigned long token)
 {
 }
 
-static void luf_cpu_flushed(void)
+static void luf_hook_cpu_flushed(void)
 {
 }
 
-static void luf_drain(void)
+static void luf_hook_drain(void)
 {
 }
 
 static const struct luf_hook_ops luf_ops = {
-	.defer_ok = luf_defer_ok,
-	.unmap_done = luf_unmap_done,
-	.migrate_src_done = luf_migrate_src_done,
-	.free_page = luf_free_page,
-	.write_fault = luf_write_fault,
-	.file_change = luf_file_change,
-	.zone_low = luf_zone_low,
-	.flush_begin = luf_flush_begin,
-	.flush_end = luf_flush_end,
-	.cpu_flushed = luf_cpu_flushed,
-	.drain = luf_drain,
+	.defer_ok = luf_hook_defer_ok,
+	.unmap_done = luf_hook_unmap_done,
+	.migrate_src_done = luf_hook_migrate_src_done,
+	.free_page = luf_hook_free_page,
+	.write_fault = luf_hook_write_fault,
+	.file_change = luf_hook_file_change,
+	.zone_low = luf_hook_zone_low,
+	.flush_begin = luf_hook_flush_begin,
+	.flush_end = luf_hook_flush_end,
+	.cpu_flushed = luf_hook_cpu_flushed,
+	.drain = luf_hook_drain,
 };
 
 static int __init luf_init(void)
