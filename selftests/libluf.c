@@ -582,23 +582,30 @@ int drop_caches(void)
 
 void luf_sys_read(struct luf_sys *s)
 {
-	static const char *const names[] = {
-		"nr_tlb_remote_flush", "nr_tlb_remote_flush_received",
-		"pgsteal_kswapd", "pgsteal_direct", "pgsteal_khugepaged",
-		"pgmigrate_success",
-		"pgdemote_kswapd", "pgdemote_direct", "pgdemote_khugepaged",
+	enum { TLB, TLB_RECV, STEAL_ANON, STEAL_FILE, MIGRATE_OK,
+	       DEMOTE_KSWAPD, DEMOTE_DIRECT, DEMOTE_KHUGEPAGED, NR };
+	static const char *const names[NR] = {
+		[TLB] = "nr_tlb_remote_flush",
+		[TLB_RECV] = "nr_tlb_remote_flush_received",
+		/* pgsteal_{kswapd,direct} skip memcg reclaim; these do not */
+		[STEAL_ANON] = "pgsteal_anon",
+		[STEAL_FILE] = "pgsteal_file",
+		[MIGRATE_OK] = "pgmigrate_success",
+		[DEMOTE_KSWAPD] = "pgdemote_kswapd",
+		[DEMOTE_DIRECT] = "pgdemote_direct",
+		[DEMOTE_KHUGEPAGED] = "pgdemote_khugepaged",
 	};
-	uint64_t v[9] = { 0 };
-	bool found[9] = { false };
+	uint64_t v[NR] = { 0 };
+	bool found[NR] = { false };
 
 	memset(s, 0, sizeof(*s));
-	read_keyed("/proc/vmstat", names, 9, v, found, " ");
-	s->tlb_remote_flush = v[0];
-	s->tlb_remote_received = v[1];
-	s->has_tlb_vmstat = found[0];
-	s->pgsteal = v[2] + v[3] + v[4];
-	s->pgmigrate_success = v[5];
-	s->pgdemote = v[6] + v[7] + v[8];
+	read_keyed("/proc/vmstat", names, NR, v, found, " ");
+	s->tlb_remote_flush = v[TLB];
+	s->tlb_remote_received = v[TLB_RECV];
+	s->has_tlb_vmstat = found[TLB];
+	s->pgsteal = v[STEAL_ANON] + v[STEAL_FILE];
+	s->pgmigrate_success = v[MIGRATE_OK];
+	s->pgdemote = v[DEMOTE_KSWAPD] + v[DEMOTE_DIRECT] + v[DEMOTE_KHUGEPAGED];
 	if (interrupts_tlb(&s->tlb_irqs))
 		s->tlb_irqs = 0;
 }
@@ -860,16 +867,25 @@ int luf_file_map(struct luf_file *f)
 	return 0;
 }
 
-ssize_t luf_file_resident(struct luf_file *f, unsigned char *vec)
+int luf_file_pfns(struct luf_file *f, uint64_t *pfns)
 {
-	ssize_t n = 0;
-	size_t i;
+	size_t ps = page_size(), len = f->npages * sizeof(uint64_t), i;
+	off_t off = (off_t)((uintptr_t)f->map / ps * sizeof(uint64_t));
+	ssize_t n;
+	int fd;
 
-	if (mincore((void *)f->map, f->size, vec))
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	n = pread(fd, pfns, len, off);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
 	for (i = 0; i < f->npages; i++)
-		n += vec[i] & 1;
-	return n;
+		pfns[i] = pfns[i] >> 63 ? pfns[i] & ((1ULL << 55) - 1) : 0;
+	return 0;
 }
 
 uint64_t luf_file_touch(struct luf_file *f)
@@ -1039,7 +1055,7 @@ struct wl_state {
 	struct luf_file f;
 	struct luf_readers rd;
 	bool readers_on;
-	unsigned char *vec1, *vec2;
+	uint64_t *pfn1, *pfn2;
 	void **pages;
 	int *nodes, *status;
 	char cg[256];
@@ -1130,8 +1146,8 @@ static void wl_cleanup(struct wl_state *s)
 		write_file_str(LUF_DEMOTION_KNOB, s->demotion_saved);
 	if (s->affinity_saved)
 		sched_setaffinity(0, sizeof(s->saved_affinity), &s->saved_affinity);
-	free(s->vec1);
-	free(s->vec2);
+	free(s->pfn1);
+	free(s->pfn2);
 	free(s->pages);
 	free(s->nodes);
 	free(s->status);
@@ -1216,12 +1232,12 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	}
 	if ((ret = luf_file_map(&s.f)))
 		WL_FAIL(ret, "cannot map %s: %s", s.f.path, strerror(-ret));
-	s.vec1 = calloc(npages, 1);
-	s.vec2 = calloc(npages, 1);
+	s.pfn1 = calloc(npages, sizeof(*s.pfn1));
+	s.pfn2 = calloc(npages, sizeof(*s.pfn2));
 	s.pages = calloc(npages, sizeof(*s.pages));
 	s.nodes = calloc(npages, sizeof(*s.nodes));
 	s.status = calloc(npages, sizeof(*s.status));
-	if (!s.vec1 || !s.vec2 || !s.pages || !s.nodes || !s.status)
+	if (!s.pfn1 || !s.pfn2 || !s.pages || !s.nodes || !s.status)
 		WL_FAIL(-ENOMEM, "out of memory");
 
 	if (kind != LUF_WL_MEMCG)
@@ -1244,20 +1260,24 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 
 	t0 = luf_now();
 	while (!wl_done(o, r, t0)) {
-		ssize_t r1, r2;
 		int err;
 
 		switch (kind) {
 		case LUF_WL_PAGEOUT:
+			/*
+			 * The readers refault what MADV_PAGEOUT takes at
+			 * once, so residency says little: a page is paged
+			 * out if its PFN is gone or different afterwards.
+			 */
 			r->bad_words += luf_file_touch(&s.f);
-			r1 = luf_file_resident(&s.f, s.vec1);
+			if ((err = luf_file_pfns(&s.f, s.pfn1)))
+				WL_FAIL(err, "pagemap: %s", strerror(-err));
 			if (madvise((void *)s.f.map, s.f.size, MADV_PAGEOUT))
 				WL_FAIL(-errno, "MADV_PAGEOUT: %s", strerror(errno));
-			r2 = luf_file_resident(&s.f, s.vec2);
-			if (r1 < 0 || r2 < 0)
-				WL_FAIL(-EIO, "mincore failed");
+			if ((err = luf_file_pfns(&s.f, s.pfn2)))
+				WL_FAIL(err, "pagemap: %s", strerror(-err));
 			for (i = 0; i < npages; i++)
-				if ((s.vec1[i] & 1) && !(s.vec2[i] & 1))
+				if (s.pfn1[i] && s.pfn2[i] != s.pfn1[i])
 					r->pages_evicted++;
 			r->pageout_calls++;
 			break;

@@ -143,7 +143,7 @@ struct luf_sys {
 	uint64_t tlb_remote_flush;	/* nr_tlb_remote_flush */
 	uint64_t tlb_remote_received;	/* nr_tlb_remote_flush_received */
 	uint64_t tlb_irqs;		/* sum of the TLB row */
-	uint64_t pgsteal;		/* pgsteal_{kswapd,direct,khugepaged} */
+	uint64_t pgsteal;		/* pgsteal_anon + pgsteal_file */
 	uint64_t pgmigrate_success;
 	uint64_t pgdemote;		/* pgdemote_{kswapd,direct,khugepaged} */
 	bool has_tlb_vmstat;		/* nr_tlb_* present (DEBUG_TLBFLUSH) */
@@ -202,8 +202,11 @@ int luf_file_create(struct luf_file *f, const char *dir, const char *tag,
 /* Drop the file's clean page cache (fsync + POSIX_FADV_DONTNEED). */
 int luf_file_evict(struct luf_file *f);
 int luf_file_map(struct luf_file *f);
-/* Number of pages of the mapping resident in the page cache (mincore). */
-ssize_t luf_file_resident(struct luf_file *f, unsigned char *vec);
+/*
+ * PFN behind each page of the mapping from /proc/self/pagemap (root), 0 for
+ * a page that is not mapped.
+ */
+int luf_file_pfns(struct luf_file *f, uint64_t *pfns);
 /* Read one word of every page through the mapping; returns bad words. */
 uint64_t luf_file_touch(struct luf_file *f);
 /* munmap, close, unlink */
@@ -275,7 +278,8 @@ struct luf_run_res {
 	uint64_t pages_read;		/* reader progress */
 	uint64_t bad_words;		/* words that did not match the pattern */
 	uint64_t pageout_calls;
-	uint64_t pages_evicted;		/* resident before MADV_PAGEOUT, gone after */
+	uint64_t pages_evicted;		/* mapped before MADV_PAGEOUT, gone or
+					 * replaced (new PFN: refaulted) after */
 	uint64_t migrate_calls;
 	uint64_t pages_migrated;	/* pages that changed node as requested */
 	uint64_t migrate_failed;	/* pages still misplaced after retries */

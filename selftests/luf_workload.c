@@ -14,7 +14,8 @@
  * Output, one key=value per line:
  *   workload, seconds, readers, rounds, pages_read (reader progress),
  *   bad_words (must be 0), and
- *   reclaim: pageouts (pages MADV_PAGEOUT evicted), pageout_calls
+ *   reclaim: pageouts (pages MADV_PAGEOUT took: PFN gone or replaced),
+ *            pageout_calls
  *   migrate: pages_migrated, migrate_calls, migrate_failed
  *   memcg:   pgsteal (memcg memory.stat)
  *   demote:  pgdemote, reclaim_writes
