@@ -24,7 +24,14 @@ key=$( { echo "$base $LUF_ARCH"; cat "$series" "$frag";
 	 grep -v '^#' "$series" | while read -r p; do cat "$LUF_TOP/kernel-hooks/$p"; done; } |
        sha256sum | cut -c1-16)
 tree=$LUF_CACHE/kernel/$LUF_ARCH-$key
-mkdir -p "$LUF_OUT"
+mkdir -p "$LUF_OUT" "$LUF_CACHE/kernel"
+
+# One build at a time per cache: concurrent runs wait for each other.
+exec 9>"$LUF_CACHE/kernel/.lock"
+if ! flock -n 9; then
+	log "waiting for another kernel build using $LUF_CACHE"
+	flock 9
+fi
 
 case $LUF_ARCH in
 x86_64) karch=x86; image=arch/x86/boot/bzImage; cross= ;;
