@@ -61,7 +61,7 @@ static void luf_hook_flush_end(unsigned long token)
 {
 }
 
-static void luf_hook_cpu_flushed(void)
+static void luf_hook_cpu_flush(void)
 {
 }
 
@@ -79,7 +79,7 @@ static const struct luf_hook_ops luf_ops = {
 	.zone_low = luf_hook_zone_low,
 	.flush_begin = luf_hook_flush_begin,
 	.flush_end = luf_hook_flush_end,
-	.cpu_flushed = luf_hook_cpu_flushed,
+	.cpu_flush = luf_hook_cpu_flush,
 	.drain = luf_hook_drain,
 };
 
