@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Common helpers for the luf scripts.  Source, do not execute.
+# shellcheck shell=bash
 
 LUF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LUF_CACHE=${LUF_CACHE:-$HOME/.cache/luf}
@@ -15,6 +16,7 @@ LUF_PKGS="linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
 	  cpio xz-utils kmod ccache busybox-static qemu-system-x86 e2fsprogs
 	  xfsprogs gnuplot-nox python3 rsync"
 
+# shellcheck disable=SC2120
 need_pkgs() {
 	local missing=() p
 	for p in $LUF_PKGS "$@"; do
@@ -32,3 +34,44 @@ need_pkgs() {
 
 # Kernel image and tree produced by scripts/kernel.sh for $LUF_ARCH.
 kernel_tree() { cat "$LUF_OUT/kdir" 2>/dev/null; }
+
+# The kernel tree, or die saying how to get one.
+need_kdir() {
+	local t
+	t=$(kernel_tree)
+	if [ -z "$t" ] || [ ! -f "$t/.luf-built" ]; then
+		die "no built kernel for $LUF_ARCH (no $LUF_OUT/kdir): run scripts/kernel.sh (make kernel)"
+	fi
+	echo "$t"
+}
+
+# Boot image inside a kernel tree.
+kernel_image() {
+	case $LUF_ARCH in
+	x86_64) echo "$1/arch/x86/boot/bzImage" ;;
+	arm64) echo "$1/arch/arm64/boot/Image" ;;
+	*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
+	esac
+}
+
+# selftests/*.c programs that are tools for tests and the demo, not tests:
+# installed in the guest's /luf/bin (on PATH), never run as a test.
+# shellcheck disable=SC2034
+LUF_GUEST_TOOLS="luf_workload"
+
+# Kernel log lines that mean the kernel misbehaved.  Test output (lines
+# starting with '#', 'ok ', 'not ok ', after optional blanks) is not scanned.
+LUF_KERNEL_ERRORS='BUG:|WARNING:|Oops|Kernel panic|INFO: possible|lockdep|DEBUG_LOCKS_WARN_ON|KASAN|UBSAN|general protection fault|Call Trace'
+# Boot messages that match the above but are fine.
+LUF_KERNEL_BENIGN='RCU lockdep checking is enabled'
+
+# Print the offending kernel lines of a guest log (deduplicated, at most 60);
+# return 1 if there were any.
+scan_kernel_log() {
+	local hits
+	hits=$(grep -Ev '^[[:space:]]*(#|ok |not ok )' "$1" | grep -E "$LUF_KERNEL_ERRORS" |
+	       grep -Ev "$LUF_KERNEL_BENIGN" | awk '!seen[$0]++') || true
+	[ -z "$hits" ] && return 0
+	printf '%s\n' "$hits" | head -60 | sed 's/^/    /' >&2
+	return 1
+}

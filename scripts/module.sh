@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build luf.ko and luf_kunit.ko out of tree against the cached kernel
+# (make -C $KDIR M=$LUF_TOP W=1).  Any warning fails the build.  The modules
+# are copied to $LUF_OUT/.  A missing luf_kunit.ko is reported, not fatal here:
+# the guest then reports KUnit as failed.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+need_pkgs
+kdir=$(need_kdir)
+[ -f "$LUF_TOP/Kbuild" ] ||
+	die "no top-level Kbuild in $LUF_TOP: luf.ko cannot be built (the module is missing)"
+
+mkdir -p "$LUF_OUT"
+blog=$LUF_OUT/module-build.log
+rm -f "$LUF_OUT/luf.ko" "$LUF_OUT/luf_kunit.ko"
+
+case $LUF_ARCH in
+x86_64) kargs=(ARCH=x86); cross= ;;
+arm64) kargs=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-); cross=aarch64-linux-gnu- ;;
+*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
+esac
+cc=${cross}gcc
+if command -v ccache >/dev/null; then
+	export CCACHE_DIR=${CCACHE_DIR:-$LUF_CACHE/ccache}
+	cc="ccache $cc"
+fi
+
+log "building luf.ko (W=1)"
+start=$(date +%s)
+if ! make -C "$kdir" M="$LUF_TOP" W=1 CC="$cc" -j"$LUF_JOBS" "${kargs[@]}" modules >"$blog" 2>&1; then
+	grep -E 'error|warning|Error' "$blog" | head -50 | sed 's/^/    /' >&2 || true
+	die "luf.ko build failed (full log: $blog)"
+fi
+if grep -qi 'warning' "$blog"; then
+	grep -i -B2 -A3 'warning' "$blog" | head -80 | sed 's/^/    /' >&2
+	die "luf.ko build printed warnings (W=1 must be clean; full log: $blog)"
+fi
+
+[ -f "$LUF_TOP/luf.ko" ] || die "build succeeded but $LUF_TOP/luf.ko was not produced (check Kbuild)"
+cp "$LUF_TOP/luf.ko" "$LUF_OUT/"
+built=luf.ko
+# modules.order names what this build made (a stale .ko may linger).
+if grep -q 'luf_kunit' "$LUF_TOP/modules.order" 2>/dev/null && [ -f "$LUF_TOP/luf_kunit.ko" ]; then
+	cp "$LUF_TOP/luf_kunit.ko" "$LUF_OUT/"
+	built="$built luf_kunit.ko"
+else
+	log "WARNING: luf_kunit.ko was not produced; KUnit will be reported as failed"
+fi
+log "built $built in $(( $(date +%s) - start ))s"
