@@ -1,0 +1,146 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest test runner (/luf/run-tests.sh, POSIX sh for busybox), luf.mode=check.
+#
+# 1. KUnit: insmod /luf/luf_kunit.ko (after /luf/luf.ko if it depends on it),
+#    print /sys/kernel/debug/kunit/<suite>/results for each new suite, rmmod.
+# 2. Each test in /luf/tests: the names in /luf/order first, in that order,
+#    then the rest alphabetically.  lib*.sh and _*.sh are helpers, not tests;
+#    *.sh run with sh.  Each gets LUF_TEST_TIMEOUT seconds (default 600).
+# 3. dmesg, LUF-DONE, poweroff.
+#
+# Every program is framed by "# luf-run: NAME" and "# luf-exit: NAME rc=RC".
+# If a program exits with rc other than 0 and 4 (skip) without printing a
+# "not ok" line, the runner prints "not ok - NAME exited rc=RC"; if it printed
+# no result at all, the runner prints "ok - NAME" (rc 0) or
+# "ok - NAME # SKIP exited rc=4" (rc 4) so every program counts.
+
+LUF_DIR=${LUF_DIR:-/luf}
+TESTS=$LUF_DIR/tests
+TMO=${LUF_TEST_TIMEOUT:-600}
+out=/tmp/luf-test.out
+
+# verdict NAME RC: the runner's own result line, from the output in $out.
+verdict() {
+	if grep -q '^not ok' "$out"; then
+		return 0
+	fi
+	has_result=0
+	grep -Eq '^(ok |1\.\.0)' "$out" && has_result=1
+	case $2 in
+	0) [ $has_result = 1 ] || echo "ok - $1" ;;
+	4) [ $has_result = 1 ] || echo "ok - $1 # SKIP exited rc=4" ;;
+	137|143) echo "not ok - $1 exited rc=$2 (killed by SIGKILL/SIGTERM: timeout after ${TMO}s?)" ;;
+	*) echo "not ok - $1 exited rc=$2" ;;
+	esac
+}
+
+# run NAME CMD...: run CMD in its own session with output to the console and
+# to $out.  After $TMO seconds its whole process group gets SIGTERM, 10 s
+# later SIGKILL; when CMD exits, whatever it left behind in its group is
+# killed too (it would keep the pipe to tee open).
+run() {
+	name=$1
+	shift
+	echo "# luf-run: $name"
+	: > "$out"
+	{
+		setsid "$@" </dev/null 2>&1 &
+		pid=$!
+		# shellcheck disable=SC2016 # expanded by the watchdog shell
+		setsid sh -c 'sleep "$1"; echo "# luf: $2: timeout after $1s" >/dev/console
+			      kill -s TERM "-$3"; sleep 10; kill -s KILL "-$3"' \
+			watchdog "$TMO" "$name" "$pid" </dev/null >/dev/null 2>&1 &
+		wd=$!
+		wait "$pid"
+		echo $? > /tmp/luf-test.rc
+		kill -s KILL "-$wd" "-$pid" 2>/dev/null
+	} | tee "$out"
+	rc=$(cat /tmp/luf-test.rc)
+	verdict "$name" "$rc"
+	echo "# luf-exit: $name rc=$rc"
+}
+
+depends_on_luf() {
+	strings "$1" | grep -Eq '^depends=(.*,)?luf(,|$)'
+}
+
+kunit() {
+	echo "# luf-run: kunit"
+	rc=0
+	ko=$LUF_DIR/luf_kunit.ko
+	if [ ! -f "$ko" ]; then
+		echo "not ok - kunit: $ko missing (luf_kunit.ko was not built)"
+		echo "# luf-exit: kunit rc=1"
+		return
+	fi
+	before=$(ls /sys/kernel/debug/kunit 2>/dev/null)
+	loaded_luf=
+	if depends_on_luf "$ko" && ! grep -q '^luf ' /proc/modules; then
+		if insmod "$LUF_DIR/luf.ko"; then loaded_luf=1; else
+			echo "not ok - kunit: insmod luf.ko (needed by luf_kunit.ko) failed"
+			echo "# luf-exit: kunit rc=1"
+			return
+		fi
+	fi
+	if insmod "$ko"; then
+		n=0
+		for d in /sys/kernel/debug/kunit/*; do
+			[ -f "$d/results" ] || continue
+			case "
+$before
+" in *"
+${d##*/}
+"*) continue ;; esac
+			cat "$d/results"
+			n=$((n + 1))
+		done
+		[ $n -gt 0 ] || { echo "not ok - kunit: luf_kunit.ko loaded but no new suite in /sys/kernel/debug/kunit"; rc=1; }
+		rmmod luf_kunit || { echo "not ok - kunit: rmmod luf_kunit failed"; rc=1; }
+	else
+		rc=$?
+		echo "not ok - kunit: insmod $ko failed rc=$rc"
+	fi
+	[ -n "$loaded_luf" ] && { rmmod luf || echo "not ok - kunit: rmmod luf failed"; }
+	echo "# luf-exit: kunit rc=$rc"
+}
+
+# Test names in run order.
+list_tests() {
+	seen=" "
+	if [ -f "$LUF_DIR/order" ]; then
+		while read -r t _; do
+			case $t in ''|'#'*) continue ;; esac
+			[ -f "$TESTS/$t" ] || { echo "# luf: order lists $t, which does not exist" >&2; continue; }
+			case $seen in *" $t "*) continue ;; esac
+			seen="$seen$t "
+			echo "$t"
+		done < "$LUF_DIR/order"
+	fi
+	for f in "$TESTS"/*; do
+		[ -f "$f" ] || continue
+		t=${f##*/}
+		case $t in lib*.sh|_*.sh) continue ;; esac
+		case $seen in *" $t "*) continue ;; esac
+		echo "$t"
+	done
+}
+
+kunit
+
+cd "$TESTS" 2>/dev/null || cd /
+for t in $(list_tests); do
+	case $t in
+	*.sh) run "$t" sh "$TESTS/$t" ;;
+	*) run "$t" "$TESTS/$t" ;;
+	esac
+done
+cd /
+
+echo "# luf-dmesg-begin"
+dmesg
+echo "# luf-dmesg-end"
+echo "LUF-DONE"
+sync
+poweroff -f

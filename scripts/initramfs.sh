@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the guest initramfs $LUF_OUT/initrd.gz (newc cpio, gzip):
+#   /bin/busybox, its applets as symlinks in /bin and /sbin (never /usr/bin:
+#   busybox timeout rejects --foreground), /dev/console,
+#   /init                 scripts/guest/init
+#   /luf/run-tests.sh     scripts/guest/run-tests.sh
+#   /luf/demo.sh          scripts/guest/demo.sh
+#   /luf/*.ko             $LUF_OUT/*.ko (scripts/module.sh)
+#   /luf/tests/, /luf/bin/, /luf/order   (scripts/selftests.sh)
+#   /luf/extra/<file>     scripts/initramfs.sh --extra FILE (repeatable)
+#   /luf/extra.args       scripts/initramfs.sh --args ARG... (one per line;
+#                         must come last)
+# The archive is written with the kernel's gen_init_cpio, so no root-owned
+# staging tree or mknod is needed.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+extras=() args=() have_args=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--extra) [ $# -ge 2 ] || die "--extra needs a file"
+		 [ -f "$2" ] || die "--extra $2: no such file"
+		 extras+=("$2"); shift 2 ;;
+	--args) shift; have_args=1; args=("$@"); break ;;
+	*) die "usage: $0 [--extra FILE]... [--args ARG...]" ;;
+	esac
+done
+
+need_pkgs
+kdir=$(need_kdir)
+case $LUF_ARCH in
+x86_64) busybox=/bin/busybox ;;
+*) die "initramfs for $LUF_ARCH: not supported yet" ;;
+esac
+[ -x "$busybox" ] || die "$busybox missing (package busybox-static)"
+[ -f "$LUF_OUT/luf.ko" ] || die "no $LUF_OUT/luf.ko: run scripts/module.sh first (the module did not build)"
+
+gen=$kdir/usr/gen_init_cpio
+if [ ! -x "$gen" ]; then
+	gen=$LUF_OUT/gen_init_cpio
+	[ -x "$gen" ] && [ "$gen" -nt "$kdir/usr/gen_init_cpio.c" ] ||
+		gcc -O2 -o "$gen" "$kdir/usr/gen_init_cpio.c" || die "cannot build gen_init_cpio"
+fi
+
+guest=$LUF_TOP/scripts/guest
+list=$LUF_OUT/initramfs.list
+{
+	for d in bin sbin dev proc sys tmp root etc mnt mnt/ext4 mnt/tmp run \
+		 luf luf/tests luf/bin luf/extra; do
+		echo "dir /$d 0755 0 0"
+	done
+	echo "nod /dev/console 0600 0 0 c 5 1"
+	echo "nod /dev/null 0666 0 0 c 1 3"
+	echo "file /bin/busybox $busybox 0755 0 0"
+	"$busybox" --list-full | while read -r a; do
+		case $a in
+		*sbin/*) echo "slink /sbin/${a##*/} /bin/busybox 0777 0 0" ;;
+		*bin/*) [ "${a##*/}" = busybox ] || echo "slink /bin/${a##*/} busybox 0777 0 0" ;;
+		esac
+	done
+	echo "file /init $guest/init 0755 0 0"
+	echo "file /luf/run-tests.sh $guest/run-tests.sh 0755 0 0"
+	echo "file /luf/demo.sh $guest/demo.sh 0755 0 0"
+	for f in "$LUF_OUT"/*.ko; do
+		echo "file /luf/${f##*/} $f 0644 0 0"
+	done
+	for sub in tests bin; do
+		for f in "$LUF_OUT/$sub"/*; do
+			[ -f "$f" ] || continue
+			case $f in *.log|*.tmp) continue ;; esac
+			echo "file /luf/$sub/${f##*/} $f 0755 0 0"
+		done
+	done
+	[ -f "$LUF_OUT/order" ] && echo "file /luf/order $LUF_OUT/order 0644 0 0"
+	for f in "${extras[@]}"; do
+		echo "file /luf/extra/${f##*/} $(realpath "$f") 0755 0 0"
+	done
+	if [ -n "$have_args" ]; then
+		printf '%s\n' "${args[@]}" > "$LUF_OUT/extra.args"
+		echo "file /luf/extra.args $LUF_OUT/extra.args 0644 0 0"
+	fi
+} > "$list"
+
+grep '^file ' "$list" | awk 'NF != 6 { exit 1 }' ||
+	die "a file name contains blanks (gen_init_cpio cannot take it): see $list"
+
+"$gen" "$list" | gzip -1 > "$LUF_OUT/initrd.gz.tmp"
+mv "$LUF_OUT/initrd.gz.tmp" "$LUF_OUT/initrd.gz"
+log "initramfs: $(grep -c '^file ' "$list") files, $(du -k "$LUF_OUT/initrd.gz" | cut -f1) KiB"

@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the test guest: scripts/qemu.sh MODE [KERNEL-PARAM...]
+#   MODE is check, demo, exec or shell (see scripts/guest/init).
+# Uses the kernel from $LUF_OUT/kdir and $LUF_OUT/initrd.gz; makes a fresh
+# 1 GiB ext4 image $LUF_OUT/disk.img for /dev/vda (the guest writes to a
+# snapshot).  The serial console, with CRs removed, is saved to
+# $LUF_OUT/MODE.log.
+# Environment:
+#   LUF_TIMEOUT   timeout(1) duration; default 40m, none for shell
+#   LUF_CONSOLE   full (default: everything but the guest's dmesg dump),
+#                 progress (one line per test program), quiet
+#   LUF_APPEND    extra kernel parameters
+#   LUF_QEMU_ARGS extra QEMU arguments (word-split)
+# Exit status: QEMU's (124: timeout).  The guest's own verdict is in the log.
+# shellcheck disable=SC2054 # QEMU options are comma lists
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+mode=${1:-}
+case $mode in
+check|demo|exec|shell) shift ;;
+*) die "usage: $0 check|demo|exec|shell [KERNEL-PARAM...]" ;;
+esac
+[ "$LUF_ARCH" = x86_64 ] || die "qemu.sh: $LUF_ARCH is not supported yet"
+
+need_pkgs
+kdir=$(need_kdir)
+image=$(kernel_image "$kdir")
+[ -f "$image" ] || die "no kernel image $image: run scripts/kernel.sh"
+initrd=$LUF_OUT/initrd.gz
+[ -f "$initrd" ] || die "no $initrd: run scripts/initramfs.sh"
+log=$LUF_OUT/$mode.log
+disk=$LUF_OUT/disk.img
+
+PATH=$PATH:/sbin:/usr/sbin
+rm -f "$disk"
+truncate -s 1G "$disk"
+mkfs.ext4 -F -q "$disk" || die "mkfs.ext4 $disk failed"
+
+append="console=ttyS0 panic=-1 oops=panic loglevel=4 log_buf_len=8M luf.mode=$mode"
+append+="${LUF_APPEND:+ $LUF_APPEND}${*:+ $*}"
+
+qemu=(qemu-system-x86_64
+	-accel tcg,thread=multi -machine q35,hmat=on -cpu max -smp 4 -m 2G
+	-object memory-backend-ram,id=m0,size=1G
+	-object memory-backend-ram,id=m1,size=1G
+	-numa node,nodeid=0,cpus=0-3,memdev=m0
+	-numa node,nodeid=1,memdev=m1,initiator=0
+	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-latency,latency=10
+	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G
+	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=40
+	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=4G
+	-drive "file=$disk,if=virtio,format=raw,snapshot=on"
+	-kernel "$image" -initrd "$initrd" -append "$append"
+	-display none -monitor none -nodefaults -no-reboot)
+# shellcheck disable=SC2206
+[ -n "${LUF_QEMU_ARGS:-}" ] && qemu+=($LUF_QEMU_ARGS)
+
+if [ "$mode" = shell ]; then
+	# Interactive: Ctrl-C goes to the guest; raw passthrough, no filtering.
+	log "booting $LUF_ARCH guest, shell mode (exit or Ctrl-D powers off)"
+	qemu+=(-chardev stdio,id=con,signal=off -serial chardev:con)
+	if [ -n "${LUF_TIMEOUT:-}" ]; then
+		qemu=(timeout --foreground -k 10 "$LUF_TIMEOUT" "${qemu[@]}")
+	fi
+	set +e
+	"${qemu[@]}" | tee "$log"
+	rc=${PIPESTATUS[0]}
+	exit "$rc"
+fi
+
+tmo=${LUF_TIMEOUT:-40m}
+view=${LUF_CONSOLE:-full}
+qemu+=(-serial stdio)
+
+# console: save the serial output to $log and show it as $view asks.
+console() {
+	local line indmesg=0 name='' p=0 f=0 s=0 t0=0
+	exec 4>"$log"
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%$'\r'}
+		printf '%s\n' "$line" >&4
+		case $line in
+		'# luf-dmesg-begin') indmesg=1
+			[ "$view" = full ] && echo "# (guest dmesg: see $log)"
+			continue ;;
+		'# luf-dmesg-end') indmesg=0; continue ;;
+		esac
+		[ $indmesg = 1 ] && continue
+		case $view in
+		full) printf '%s\n' "$line" ;;
+		progress)
+			case $line in
+			'# luf-init: '*) log "guest up: ${line#'# luf-init: '}" ;;
+			'# luf-run: '*) name=${line#'# luf-run: '}; p=0 f=0 s=0 t0=$SECONDS ;;
+			'# luf-exit: '*)
+				log "  ${name:-?}: $p passed, $f failed, $s skipped (${line##* }, $((SECONDS - t0))s)"
+				name= ;;
+			'ok '*'# SKIP'*|'ok '*'# skip'*) s=$((s + 1)) ;;
+			'ok '*) p=$((p + 1)) ;;
+			'not ok '*) f=$((f + 1)); printf '    %s\n' "$line" >&2 ;;
+			'1..0'*SKIP*) s=$((s + 1)) ;;
+			'Bail out!'*) printf '    %s\n' "$line" >&2 ;;
+			'# luf-demo: '*) log "  ${line#'# luf-demo: '}" ;;
+			'LUF-DONE') log "guest finished" ;;
+			'#'*|[[:space:]]*'#'*) ;;
+			*) if [[ $line =~ $LUF_KERNEL_ERRORS && ! $line =~ $LUF_KERNEL_BENIGN ]]; then
+				printf '    kernel: %s\n' "$line" >&2
+			   fi ;;
+			esac ;;
+		esac
+	done
+	exec 4>&-
+}
+
+log "booting $LUF_ARCH guest, $mode mode (timeout $tmo, log $log)"
+start=$SECONDS
+set +e
+timeout --foreground -k 10 "$tmo" "${qemu[@]}" </dev/null 2>&1 | console
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" -eq 124 ] && log "guest timed out after $tmo"
+log "guest ran $((SECONDS - start))s, QEMU exit status $rc"
+exit "$rc"
