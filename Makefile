@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# luf: the module is built by Kbuild (top-level Kbuild file); this Makefile
+# only drives it and the test scripts.
+#   make             build luf.ko against KDIR
+#   make check       kernel + module + selftests + boot + results (scripts/check.sh)
+#   make demo        the shootdown demo (scripts/demo.sh)
+#   make shell       build, then an interactive guest shell
+#   make run FILE=prog [ARGS='a b']   run your own static binary or sh script
+#                    in the guest; exits with its exit status
+#   make kernel      build (or find cached) the patched kernel
+#   make clean       remove module build products and out/ (keeps out/*/kdir)
+# KDIR defaults to the cached tree named in out/$(LUF_ARCH)/kdir, else to
+# /lib/modules/$(uname -r)/build.
+
+LUF_ARCH ?= x86_64
+export LUF_ARCH
+KDIR ?= $(or $(shell cat out/$(LUF_ARCH)/kdir 2>/dev/null),/lib/modules/$(shell uname -r)/build)
+
+.PHONY: all modules clean check demo shell run kernel
+
+all: modules
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+clean:
+	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	find out -mindepth 2 -maxdepth 2 ! -name kdir -exec rm -rf {} + 2>/dev/null || true
+
+check:
+	scripts/check.sh
+
+demo:
+	scripts/demo.sh
+
+shell:
+	scripts/kernel.sh
+	scripts/module.sh
+	scripts/selftests.sh
+	scripts/initramfs.sh
+	scripts/qemu.sh shell
+
+run:
+	@test -n "$(FILE)" || { echo "usage: make run FILE=path [ARGS='...']" >&2; exit 2; }
+	scripts/run.sh "$(FILE)" $(ARGS)
+
+kernel:
+	scripts/kernel.sh

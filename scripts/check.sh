@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: build kernel (cached), luf.ko, selftests, initramfs; boot the
+# guest in check mode; count the results from the serial log.
+#   scripts/check.sh              everything
+#   scripts/check.sh --parse LOG  only count the results of an existing log
+# Counting: top-level (unindented) TAP lines outside the guest's dmesg dump:
+# "ok ..." passes, "ok ... # SKIP" skips, "not ok ..." fails, "1..0 # SKIP"
+# (whole program skipped) skips.  KUnit's suite lines are top-level, its test
+# cases are indented and not counted.  One more failure each if the guest did
+# not print LUF-DONE (crash, timeout) or the kernel log shows BUG/WARNING/
+# Oops/panic/lockdep/... (see LUF_KERNEL_ERRORS in lib.sh).
+# Ends with "N skipped" and then exactly "N passed, N failed"; exit status 1
+# if anything failed.
+# Environment: LUF_TEST_TIMEOUT (seconds per test program, guest side),
+# LUF_TIMEOUT (whole guest run), LUF_CONSOLE (see qemu.sh; default progress).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# summarize LOG: the table and the verdict; returns 1 if anything failed.
+summarize() {
+	local log=$1 kfail=0 res
+	if [ ! -s "$log" ]; then
+		echo "no guest log $log"
+		echo "0 skipped"
+		echo "0 passed, 1 failed"
+		return 1
+	fi
+	if ! scan_kernel_log "$log" 2>/dev/null; then
+		kfail=1
+	fi
+	res=0
+	awk -v kfail="$kfail" '
+	function prog() { return cur == "" ? "(outside)" : cur }
+	function see(n) { if (!(n in known)) { known[n] = 1; names[++nn] = n } }
+	/^# luf-dmesg-begin/ { indmesg = 1; next }
+	/^# luf-dmesg-end/ { indmesg = 0; next }
+	indmesg { next }
+	/^# luf-run: / { cur = substr($0, 12); see(cur); running[cur] = 1; next }
+	/^# luf-exit: / { rc[cur] = substr($NF, 4); delete running[cur]; cur = ""; next }
+	/^LUF-DONE$/ { done = 1; next }
+	/^not ok / { see(prog()); f[prog()]++; F++; fl[++nf] = prog() ": " $0; next }
+	/^ok / {
+		see(prog())
+		if ($0 ~ /#[ \t]*[Ss][Kk][Ii][Pp]/) { s[prog()]++; S++; sl[++ns] = prog() ": " $0 }
+		else { p[prog()]++; P++ }
+		next
+	}
+	/^1\.\.0/ && /[Ss][Kk][Ii][Pp]/ { see(prog()); s[prog()]++; S++; sl[++ns] = prog() ": " $0; next }
+	END {
+		w = 7
+		for (i = 1; i <= nn; i++) if (length(names[i]) > w) w = length(names[i])
+		printf "%-" w "s %7s %7s %7s %5s\n", "program", "passed", "failed", "skipped", "rc"
+		for (i = 1; i <= nn; i++) {
+			n = names[i]
+			r = (n in rc) ? rc[n] : ((n in running) ? "none" : "-")
+			printf "%-" w "s %7d %7d %7d %5s\n", n, p[n], f[n], s[n], r
+		}
+		for (n in running) {
+			F++; fl[++nf] = n ": did not finish (crash or timeout)"
+		}
+		if (!done) { F++; fl[++nf] = "guest: no LUF-DONE (kernel crash, hang or timeout)" }
+		if (kfail) { F++; fl[++nf] = "kernel log: errors (listed above)" }
+		if (ns) { print ""; print "skipped:"; for (i = 1; i <= ns; i++) print "  " sl[i] }
+		if (nf) { print ""; print "failed:"; for (i = 1; i <= nf; i++) print "  " fl[i] }
+		print ""
+		printf "%d skipped\n", S
+		printf "%d passed, %d failed\n", P, F
+		exit (F > 0)
+	}' "$log" > "$LUF_OUT/check.summary" || res=1
+	if [ $kfail = 1 ]; then
+		echo "kernel log errors in $log:"
+		scan_kernel_log "$log" 2>&1 || true
+		echo
+	fi
+	cat "$LUF_OUT/check.summary"
+	return $res
+}
+
+if [ "${1:-}" = --parse ]; then
+	[ $# -eq 2 ] || die "usage: $0 --parse LOG"
+	summarize "$2"
+	exit
+fi
+
+start=$SECONDS
+step() {
+	if ! "$@"; then
+		echo "check: ${1##*/} failed; no tests were run"
+		echo "0 skipped"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+}
+step "$LUF_TOP/scripts/kernel.sh"
+step "$LUF_TOP/scripts/module.sh"
+step "$LUF_TOP/scripts/selftests.sh"
+step "$LUF_TOP/scripts/initramfs.sh"
+rm -f "$LUF_OUT/check.log"
+LUF_CONSOLE=${LUF_CONSOLE:-progress} "$LUF_TOP/scripts/qemu.sh" check \
+	${LUF_TEST_TIMEOUT:+luf.test_timeout=$LUF_TEST_TIMEOUT} || true
+log "results (log: $LUF_OUT/check.log, $((SECONDS - start))s in all):"
+summarize "$LUF_OUT/check.log"
