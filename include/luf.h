@@ -5,6 +5,9 @@
 #ifndef _LUF_H
 #define _LUF_H
 
+#include <linux/atomic.h>
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
 #include <linux/luf_hooks.h>
 #include <linux/migrate_mode.h>
 #include <linux/percpu.h>
@@ -33,7 +36,31 @@ int luf_parse_ulong(const char *buf, size_t count, unsigned long min,
 int luf_sysfs_init(void);
 void luf_sysfs_exit(void);
 
-/* Per-path observation counters (module/observe.c) */
+/* Why deferred work was settled (forced_<cause> counters, tracepoints) */
+enum luf_cause {
+	LUF_CAUSE_WRITE_FAULT,
+	LUF_CAUSE_FILE_CHANGE,
+	LUF_CAUSE_ZONE_LOW,
+	LUF_CAUSE_SHRINKER,
+	LUF_CAUSE_TIMER,
+	LUF_CAUSE_THRESHOLD,
+	LUF_CAUSE_DISABLE,
+	LUF_CAUSE_UNLOAD,
+	LUF_NR_CAUSES,
+};
+
+/* Broken modes for the test suite (debug_break=, needs allow_unsafe=1) */
+enum luf_break {
+	LUF_BREAK_NONE,
+	LUF_BREAK_REUSE,	/* release held pages without flushing */
+	LUF_BREAK_WRITE,	/* file_change does not flush */
+	LUF_BREAK_FAULT,	/* write_fault does not flush */
+	LUF_NR_BREAKS,
+};
+
+extern int luf_debug_break;
+
+/* Per-path observation counters and LUF events (module/observe.c) */
 enum luf_path_stat {
 	LUF_PS_UNMAPS,
 	LUF_PS_RO_FOLIOS,
@@ -49,17 +76,37 @@ enum luf_reason_stat {
 	LUF_RS_NR,
 };
 
+enum luf_event {
+	LUF_EV_DEFERRED,	/* folios whose flush was deferred */
+	LUF_EV_PARKED,		/* pages held back at free time */
+	LUF_EV_RELEASED,	/* held pages given back */
+	LUF_EV_FLUSHES,		/* deferred flushes sent */
+	LUF_EV_FLUSH_CPUS,	/* CPUs those flushes targeted */
+	LUF_EV_FLUSHES_SKIPPED,	/* flushes every CPU had made unnecessary */
+	LUF_EV_CPUS_PRUNED,	/* CPUs dropped because they had flushed */
+	LUF_EV_FORCED_BASE,
+	LUF_EV_NR = LUF_EV_FORCED_BASE + LUF_NR_CAUSES,
+};
+
 struct luf_stats {
 	u64 path[LUF_CTX_NR][LUF_PS_NR];
 	u64 reason[MR_TYPES][LUF_RS_NR];
+	u64 ev[LUF_EV_NR];
 };
 
 DECLARE_PER_CPU(struct luf_stats, luf_stats);
+
+static inline void luf_count(enum luf_event ev, unsigned long n)
+{
+	this_cpu_add(luf_stats.ev[ev], n);
+}
 
 extern const char * const luf_ctx_name[LUF_CTX_NR];
 extern const char * const luf_path_stat_name[LUF_PS_NR];
 extern const char * const luf_reason_name[MR_TYPES];
 extern const char * const luf_reason_stat_name[LUF_RS_NR];
+extern const char * const luf_event_name[LUF_EV_FORCED_BASE];
+extern const char * const luf_cause_name[LUF_NR_CAUSES];
 
 u64 luf_stat_sum(size_t offset);
 
@@ -70,7 +117,72 @@ void luf_observe_flush(const struct tlbflush_unmap_batch *ubc);
 int luf_debugfs_init(void);
 void luf_debugfs_exit(void);
 
+/*
+ * Generations (module/ugen.c).  u32, compared wrap-safely; a record older
+ * than LUF_GEN_HORIZON counts as no record at all.
+ */
+#define LUF_GEN_HORIZON		(1U << 30)
+
+static inline bool luf_gen_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+
+/* Does a full flush recorded at @rec cover generation @gen?  @now: luf_ugen */
+static inline bool luf_gen_covers(u32 rec, u32 gen, u32 now)
+{
+	return !luf_gen_after(gen, rec) && now - rec < LUF_GEN_HORIZON;
+}
+
+/* Is generation @gen still waiting for its flush, with @done flushed? */
+static inline bool luf_gen_pending(u32 gen, u32 done, u32 now)
+{
+	return luf_gen_after(gen, done) && now - gen < LUF_GEN_HORIZON;
+}
+
+extern u32 luf_ugen;
+void luf_ugen_cpu_flush(void);
+unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen);
+void luf_ugen_reset(void);
+
+/* The luf_batch table (module/batch.c) */
+#define LUF_NR_BATCH		64	/* entries; a power of two */
+#define LUF_BATCH_FOLIOS	512	/* folios an entry takes before closing */
+
+static inline unsigned int luf_batch_key(u32 gen)
+{
+	return gen & (LUF_NR_BATCH - 1);
+}
+
+extern u32 luf_done;
+extern atomic_long_t luf_outstanding;
+int luf_batch_init(void);
+void luf_batch_exit(void);
+bool luf_pfn_pending(unsigned long pfn);
+void luf_pfn_forget(unsigned long pfn);
+bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro);
+unsigned int luf_batch_flush(enum luf_cause cause);
+
+/* Flushes send IPIs: only from task context with interrupts enabled. */
+static inline bool luf_can_flush(void)
+{
+	return in_task() && !irqs_disabled();
+}
+
+/* Held pages (module/park.c) */
+extern atomic_long_t luf_held;
+int luf_park_init(void);
+void luf_park_exit(void);
+bool luf_park_page(struct page *page, unsigned int order);
+unsigned long luf_release(enum luf_cause cause);
+void luf_kick(enum luf_cause cause);
+
 /* Architecture batch helpers (module/arch_*.c) */
 unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc);
+void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
+		   const struct arch_tlbflush_unmap_batch *src);
+void luf_arch_clear(struct arch_tlbflush_unmap_batch *b);
+unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen);
+struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b);
 
 #endif /* _LUF_H */

@@ -16,3 +16,23 @@ unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
 {
 	return 0;
 }
+
+/* arm64 batches carry no state: the TLBIs went out at unmap time. */
+void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
+		   const struct arch_tlbflush_unmap_batch *src)
+{
+}
+
+void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
+{
+}
+
+unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen)
+{
+	return 0;
+}
+
+struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
+{
+	return NULL;
+}

@@ -20,3 +20,46 @@ unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
 
 	return cpumask_weight(mask) - cpumask_test_cpu(smp_processor_id(), mask);
 }
+
+/**
+ * luf_arch_fold - add the CPUs of @src to @dst
+ * @dst: accumulating batch
+ * @src: batch to add
+ */
+void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
+		   const struct arch_tlbflush_unmap_batch *src)
+{
+	cpumask_or(&dst->cpumask, &dst->cpumask, &src->cpumask);
+}
+
+/**
+ * luf_arch_clear - empty a batch
+ * @b: the batch
+ */
+void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
+{
+	cpumask_clear(&b->cpumask);
+}
+
+/**
+ * luf_arch_prune - drop the CPUs that fully flushed since @gen closed
+ * @b: batch of generation @gen
+ * @gen: its generation
+ *
+ * Return: number of CPUs dropped.
+ */
+unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen)
+{
+	return luf_ugen_prune(&b->cpumask, gen);
+}
+
+/**
+ * luf_arch_mask - the CPUs a flush of @b interrupts
+ * @b: the batch
+ *
+ * Return: the batch's cpumask.
+ */
+struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
+{
+	return &b->cpumask;
+}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Counters in /sys/kernel/debug/luf/, one decimal value per file.
- * File names: <path>_<stat> and migrate_<reason>_<stat>.
+ * Counters in /sys/kernel/debug/luf/, one decimal value per file:
+ * <path>_<stat> and migrate_<reason>_<stat> (observe mode), LUF events,
+ * forced_<cause>, and the gauges held_pages and pending_folios.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
@@ -22,6 +23,13 @@ static void luf_stat_file(const char *name, size_t offset)
 	debugfs_create_file_unsafe(name, 0444, luf_dir, (void *)offset,
 				   &luf_stat_fops);
 }
+
+static int luf_atomic_get(void *data, u64 *val)
+{
+	*val = atomic_long_read(data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(luf_atomic_fops, luf_atomic_get, NULL, "%llu\n");
 
 int luf_debugfs_init(void)
 {
@@ -44,6 +52,17 @@ int luf_debugfs_init(void)
 				 luf_reason_name[r], luf_reason_stat_name[s]);
 			luf_stat_file(name, offsetof(struct luf_stats, reason[r][s]));
 		}
+	for (s = 0; s < LUF_EV_FORCED_BASE; s++)
+		luf_stat_file(luf_event_name[s], offsetof(struct luf_stats, ev[s]));
+	for (c = 0; c < LUF_NR_CAUSES; c++) {
+		snprintf(name, sizeof(name), "forced_%s", luf_cause_name[c]);
+		luf_stat_file(name, offsetof(struct luf_stats,
+					     ev[LUF_EV_FORCED_BASE + c]));
+	}
+	debugfs_create_file_unsafe("held_pages", 0444, luf_dir, &luf_held,
+				   &luf_atomic_fops);
+	debugfs_create_file_unsafe("pending_folios", 0444, luf_dir,
+				   &luf_outstanding, &luf_atomic_fops);
 	return 0;
 }
 

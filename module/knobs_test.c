@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the pure logic of luf.ko.  Built as luf_kunit.ko; the
+ * KUnit tests for the pure logic of luf.ko: knob parsing, generation
+ * arithmetic (wraparound included) and table keys.  Built as luf_kunit.ko; the
  * code under test is compiled into this module rather than exported.
  */
 #include <kunit/test.h>
@@ -80,7 +81,72 @@ static struct kunit_suite luf_knob_suite = {
 	.test_cases = luf_knob_cases,
 };
 
-kunit_test_suite(luf_knob_suite);
+static void luf_gen_order(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, luf_gen_after(2, 1));
+	KUNIT_EXPECT_FALSE(test, luf_gen_after(1, 1));
+	KUNIT_EXPECT_FALSE(test, luf_gen_after(1, 2));
+	/* across the wrap */
+	KUNIT_EXPECT_TRUE(test, luf_gen_after(0, U32_MAX));
+	KUNIT_EXPECT_TRUE(test, luf_gen_after(5, U32_MAX - 5));
+	KUNIT_EXPECT_FALSE(test, luf_gen_after(U32_MAX - 5, 5));
+}
+
+static void luf_gen_cover(struct kunit *test)
+{
+	/* a flush recorded at 10 covers 10 and older, not 11 */
+	KUNIT_EXPECT_TRUE(test, luf_gen_covers(10, 10, 12));
+	KUNIT_EXPECT_TRUE(test, luf_gen_covers(10, 3, 12));
+	KUNIT_EXPECT_FALSE(test, luf_gen_covers(10, 11, 12));
+	/* wrapped generations */
+	KUNIT_EXPECT_TRUE(test, luf_gen_covers(2, U32_MAX, 3));
+	KUNIT_EXPECT_FALSE(test, luf_gen_covers(U32_MAX, 2, 3));
+	/* a record left behind by more than the horizon covers nothing */
+	KUNIT_EXPECT_FALSE(test, luf_gen_covers(7, 5, 7 + LUF_GEN_HORIZON));
+	KUNIT_EXPECT_TRUE(test, luf_gen_covers(7, 5, 7 + LUF_GEN_HORIZON - 1));
+	/* the initial record 0 covers nothing of generations from 1 */
+	KUNIT_EXPECT_FALSE(test, luf_gen_covers(0, 1, 1));
+}
+
+static void luf_gen_pend(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, luf_gen_pending(5, 4, 6));
+	KUNIT_EXPECT_FALSE(test, luf_gen_pending(4, 4, 6));
+	KUNIT_EXPECT_FALSE(test, luf_gen_pending(3, 4, 6));
+	KUNIT_EXPECT_TRUE(test, luf_gen_pending(1, U32_MAX, 2));
+	KUNIT_EXPECT_FALSE(test, luf_gen_pending(U32_MAX, 1, 2));
+	/* stale side-table values far behind never look pending */
+	KUNIT_EXPECT_FALSE(test, luf_gen_pending(100, 50, 100 + LUF_GEN_HORIZON));
+}
+
+static void luf_key_wrap(struct kunit *test)
+{
+	u32 g;
+
+	/* LUF_NR_BATCH consecutive generations use distinct entries */
+	for (g = U32_MAX - 3; g != LUF_NR_BATCH - 4; g++)
+		KUNIT_EXPECT_NE(test, luf_batch_key(g),
+				luf_batch_key(g + LUF_NR_BATCH - 1));
+	KUNIT_EXPECT_EQ(test, luf_batch_key(U32_MAX) + 1, (u32)LUF_NR_BATCH);
+	KUNIT_EXPECT_EQ(test, luf_batch_key(0), 0U);
+	KUNIT_EXPECT_EQ(test, luf_batch_key(LUF_NR_BATCH), 0U);
+	BUILD_BUG_ON(LUF_NR_BATCH & (LUF_NR_BATCH - 1));
+}
+
+static struct kunit_case luf_gen_cases[] = {
+	KUNIT_CASE(luf_gen_order),
+	KUNIT_CASE(luf_gen_cover),
+	KUNIT_CASE(luf_gen_pend),
+	KUNIT_CASE(luf_key_wrap),
+	{}
+};
+
+static struct kunit_suite luf_gen_suite = {
+	.name = "luf_generations",
+	.test_cases = luf_gen_cases,
+};
+
+kunit_test_suites(&luf_knob_suite, &luf_gen_suite);
 
 MODULE_DESCRIPTION("KUnit tests for luf.ko");
 MODULE_LICENSE("GPL");

@@ -3,24 +3,119 @@
  * luf.ko: lazy unmap flush (LUF) and migration read copy (MIGRC) provider
  * for the core hook layer (include/linux/luf_hooks.h).
  *
- * This version observes: it lets reclaim and migration separate read-only
- * unmaps and counts what deferring their flushes would save, but takes no
- * deferral decision, so every consumer hook lets the kernel proceed as
- * usual and there is never anything to drain.
+ * Reclaim (with /sys/kernel/mm/luf/enabled) defers the TLB flush of an
+ * order-0 folio whose every PTE was read-only and clean into the luf_batch
+ * table (batch.c).  Consumers keep it safe: a freed page that a deferred
+ * translation may reach is held back (park.c, invariant I1); a write fault
+ * or a page-cache change flushes first (I2); munmap, mprotect, madvise and
+ * mremap flush per mm in the core (I3).  Observe mode counts what could be
+ * deferred (observe.c).
  */
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/pagemap.h>
+#include <linux/fs.h>
+#include <linux/mmzone.h>
+#include <linux/page-isolation.h>
+#include <linux/string.h>
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 #include "luf.h"
+
+static bool allow_unsafe;
+module_param(allow_unsafe, bool, 0444);
+MODULE_PARM_DESC(allow_unsafe, "permit debug_break (testing only)");
+
+int luf_debug_break;
+
+static int luf_debug_break_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long v;
+	int ret;
+
+	ret = luf_parse_ulong(val, strlen(val), 0, LUF_NR_BREAKS - 1, &v);
+	if (ret)
+		return ret;
+	if (v && !allow_unsafe)
+		return -EPERM;
+	if (v) {
+		pr_warn("luf: debug_break=%lu removes a required TLB flush\n", v);
+		add_taint(TAINT_USER, LOCKDEP_STILL_OK);
+	}
+	WRITE_ONCE(luf_debug_break, v);
+	return 0;
+}
+
+static const struct kernel_param_ops luf_debug_break_ops = {
+	.set = luf_debug_break_set,
+	.get = param_get_int,
+};
+module_param_cb(debug_break, &luf_debug_break_ops, &luf_debug_break, 0644);
+MODULE_PARM_DESC(debug_break,
+		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault");
+
+static bool luf_may_defer(enum luf_ctx ctx)
+{
+	return ctx == LUF_CTX_RECLAIM && luf_knob(LUF_KNOB_ENABLED);
+}
+
+/* Filesystems whose every page-cache change reaches the file_change hook */
+static bool luf_mapping_hooked(struct address_space *mapping)
+{
+	static const char * const hooked[] = { "ext4", "ext2", "ext3", "xfs",
+					       "tmpfs" };
+	const char *name = mapping->host->i_sb->s_type->name;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(hooked); i++)
+		if (!strcmp(name, hooked[i]))
+			return true;
+	return false;
+}
+
+static bool luf_folio_deferrable(struct folio *folio)
+{
+	int mt;
+
+	if (folio_test_large(folio) || folio_is_zone_device(folio) ||
+	    folio_test_ksm(folio))
+		return false;
+	mt = luf_pageblock_migratetype(&folio->page);
+	if (is_migrate_cma(mt) || is_migrate_isolate(mt))
+		return false;
+	if (folio_test_anon(folio))
+		return true;
+	return folio->mapping && luf_mapping_hooked(folio->mapping);
+}
+
+static unsigned long luf_max_pending_pages(void)
+{
+	return luf_knob(LUF_KNOB_MAX_PENDING_KB) >> (PAGE_SHIFT - 10);
+}
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
-	return luf_observe_defer_ok(ctx, reason);
+	if (luf_knob(LUF_KNOB_OBSERVE))
+		return luf_observe_defer_ok(ctx, reason);
+	return luf_may_defer(ctx);
 }
 
 static bool luf_hook_unmap_done(struct folio *folio,
 				struct tlbflush_unmap_batch *ro, int ttu_flags)
 {
-	luf_observe_unmap_done(ro);
-	return false;
+	if (luf_knob(LUF_KNOB_OBSERVE))
+		luf_observe_unmap_done(ro);
+	if (!luf_may_defer(ro->luf_ctx) || !luf_folio_deferrable(folio))
+		return false;
+	if (atomic_long_read(&luf_outstanding) >= luf_max_pending_pages() ||
+	    !luf_batch_defer(folio, ro)) {
+		luf_kick(LUF_CAUSE_THRESHOLD);
+		return false;
+	}
+	luf_count(LUF_EV_DEFERRED, 1);
+	luf_kick(LUF_CAUSE_TIMER);
+	return true;
 }
 
 static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
@@ -31,29 +126,54 @@ static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
 
 static bool luf_hook_free_page(struct page *page, unsigned int order)
 {
-	return false;
+	if (order || !atomic_long_read(&luf_outstanding))
+		return false;
+	return luf_park_page(page, order);
+}
+
+/* Flush what is deferred before something could make old content wrong */
+static void luf_settle(enum luf_cause cause)
+{
+	if (!atomic_long_read(&luf_outstanding) || !luf_can_flush())
+		return;
+	luf_batch_flush(cause);
+	if (atomic_long_read(&luf_held))
+		luf_kick(LUF_CAUSE_THRESHOLD);
 }
 
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
 {
+	const vm_flags_t shared_write = VM_SHARED | VM_WRITE;
+
+	/* A read fault maps writable only in a shared writable mapping. */
+	if (!(flags & FAULT_FLAG_WRITE) &&
+	    (vma->vm_flags & shared_write) != shared_write)
+		return;
+	if (READ_ONCE(luf_debug_break) != LUF_BREAK_FAULT)
+		luf_settle(LUF_CAUSE_WRITE_FAULT);
 }
 
 static void luf_hook_file_change(struct address_space *mapping,
 				 enum luf_file_why why)
 {
+	if (READ_ONCE(luf_debug_break) != LUF_BREAK_WRITE)
+		luf_settle(LUF_CAUSE_FILE_CHANGE);
 }
 
 static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
 			      unsigned int alloc_flags, gfp_t gfp)
 {
-	return false;
+	if (!atomic_long_read(&luf_held) || !luf_can_flush())
+		return false;
+	return luf_release(LUF_CAUSE_ZONE_LOW) > 0;
 }
 
 static unsigned long
 luf_hook_flush_begin(const struct tlbflush_unmap_batch *ubc)
 {
-	luf_observe_flush(ubc);
+	if (luf_knob(LUF_KNOB_OBSERVE))
+		luf_observe_flush(ubc);
 	return 0;
 }
 
@@ -63,10 +183,12 @@ static void luf_hook_flush_end(unsigned long token)
 
 static void luf_hook_cpu_flush(void)
 {
+	luf_ugen_cpu_flush();
 }
 
 static void luf_hook_drain(void)
 {
+	luf_release(LUF_CAUSE_UNLOAD);
 }
 
 static const struct luf_hook_ops luf_ops = {
@@ -87,30 +209,42 @@ static int __init luf_init(void)
 {
 	int ret;
 
-	ret = luf_sysfs_init();
+	ret = luf_batch_init();
 	if (ret)
 		return ret;
+	ret = luf_park_init();
+	if (ret)
+		goto err_batch;
+	ret = luf_sysfs_init();
+	if (ret)
+		goto err_park;
 	ret = luf_debugfs_init();
 	if (ret)
 		goto err_sysfs;
 	ret = luf_hooks_register(&luf_ops);
 	if (ret)
 		goto err_debugfs;
-	pr_info("luf: registered (observe mode)\n");
+	pr_info("luf: registered\n");
 	return 0;
 
 err_debugfs:
 	luf_debugfs_exit();
 err_sysfs:
 	luf_sysfs_exit();
+err_park:
+	luf_park_exit();
+err_batch:
+	luf_batch_exit();
 	return ret;
 }
 
 static void __exit luf_exit(void)
 {
 	luf_hooks_unregister(&luf_ops);
+	luf_park_exit();
 	luf_debugfs_exit();
 	luf_sysfs_exit();
+	luf_batch_exit();
 	pr_info("luf: unregistered\n");
 }
 

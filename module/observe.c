@@ -3,11 +3,10 @@
  * Observe mode: what would LUF save here?
  *
  * While /sys/kernel/mm/luf/observe is 1, reclaim and migration unmap with
- * TTU_LUF so the core separates read-only PTEs from the rest.  Nothing is
- * deferred: the read-only part is folded back and flushed as usual.  On
- * the way the counters below record which folios were unmapped with every
- * PTE read-only and clean, and which batched flushes carried nothing else
- * (rounds, and remote CPUs, a deferring LUF would have spared).
+ * TTU_LUF so the core separates read-only PTEs from the rest.  The counters
+ * below record which folios were unmapped with every PTE read-only and
+ * clean, and which batched flushes still carried nothing else (rounds, and
+ * remote CPUs, a deferring LUF would spare).
  *
  * Counters are per-CPU and summed on read; a sum read while a workload
  * runs may be momentarily ahead of a counter read before it.
@@ -51,6 +50,27 @@ const char * const luf_reason_stat_name[LUF_RS_NR] = {
 	[LUF_RS_RO_FOLIOS] = "ro_folios",
 };
 
+const char * const luf_event_name[LUF_EV_FORCED_BASE] = {
+	[LUF_EV_DEFERRED] = "deferred_folios",
+	[LUF_EV_PARKED] = "held_pages_total",
+	[LUF_EV_RELEASED] = "released_pages",
+	[LUF_EV_FLUSHES] = "flushes",
+	[LUF_EV_FLUSH_CPUS] = "flush_cpus",
+	[LUF_EV_FLUSHES_SKIPPED] = "flushes_skipped",
+	[LUF_EV_CPUS_PRUNED] = "cpus_pruned",
+};
+
+const char * const luf_cause_name[LUF_NR_CAUSES] = {
+	[LUF_CAUSE_WRITE_FAULT] = "write_fault",
+	[LUF_CAUSE_FILE_CHANGE] = "file_change",
+	[LUF_CAUSE_ZONE_LOW] = "zone_low",
+	[LUF_CAUSE_SHRINKER] = "shrinker",
+	[LUF_CAUSE_TIMER] = "timer",
+	[LUF_CAUSE_THRESHOLD] = "threshold",
+	[LUF_CAUSE_DISABLE] = "disable",
+	[LUF_CAUSE_UNLOAD] = "unload",
+};
+
 /**
  * luf_stat_sum - sum one counter over all CPUs
  * @offset: offset of the u64 inside struct luf_stats
@@ -75,8 +95,6 @@ static bool luf_reason_ok(int reason)
 /* Hooks run with preemption disabled: the per-CPU ops need no guard. */
 bool luf_observe_defer_ok(enum luf_ctx ctx, int reason)
 {
-	if (!luf_knob(LUF_KNOB_OBSERVE))
-		return false;
 	__this_cpu_inc(luf_stats.path[ctx][LUF_PS_UNMAPS]);
 	if (ctx == LUF_CTX_MIGRATE && luf_reason_ok(reason))
 		__this_cpu_inc(luf_stats.reason[reason][LUF_RS_UNMAPS]);

@@ -13,6 +13,17 @@ unsigned long luf_knob_val[LUF_NR_KNOBS];
 
 static struct kobject *luf_kobj;
 
+/*
+ * init_on_free, page poisoning and debug_pagealloc change or unmap a page
+ * as it is freed; LUF keeps pages until their flush but refuses to rely on
+ * that where the kernel is configured to check freed pages.
+ */
+static bool luf_freed_pages_change(void)
+{
+	return want_init_on_free() || page_poisoning_enabled() ||
+	       debug_pagealloc_enabled();
+}
+
 static unsigned long luf_total_kb(void)
 {
 	return totalram_pages() << (PAGE_SHIFT - 10);
@@ -48,7 +59,12 @@ static ssize_t luf_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	ret = luf_parse_ulong(buf, count, ka->min, luf_knob_max(ka), &v);
 	if (ret)
 		return ret;
+	if (ka->knob == LUF_KNOB_ENABLED && v && luf_freed_pages_change())
+		return -EOPNOTSUPP;
 	WRITE_ONCE(luf_knob_val[ka->knob], v);
+	/* Disabling settles everything deferred at once. */
+	if (ka->knob == LUF_KNOB_ENABLED && !v)
+		luf_release(LUF_CAUSE_DISABLE);
 	return count;
 }
 

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The luf_batch table and the per-pfn side table.
+ *
+ * A deferred unmap folds its read-only batch (x86: the CPUs that may hold
+ * the old translations) into the open table entry, and the folio's pfn
+ * records the entry's generation, its key: entry = luf_table[gen %
+ * LUF_NR_BATCH].  Nothing of this lives in struct page.  A flush covers
+ * every entry between luf_done and the open one, minus the CPUs that
+ * flushed on their own since (ugen), and then moves luf_done on: a pfn
+ * whose generation is at or before luf_done needs no flush any more.
+ */
+#include <linux/cpumask.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/nodemask.h>
+#include <linux/spinlock.h>
+#include <linux/vmalloc.h>
+#include "luf.h"
+#include "trace.h"
+
+struct luf_batch {
+	u32 gen;		/* the generation this entry collects */
+	unsigned int nr;	/* folios deferred into it, 0 once flushed */
+	struct arch_tlbflush_unmap_batch arch;
+};
+
+static struct luf_batch luf_table[LUF_NR_BATCH];
+/* Protects luf_table and advances of luf_ugen; never held across a flush */
+static DEFINE_SPINLOCK(luf_batch_lock);
+/* Serialises flushes; held across the IPIs, never with IRQs disabled */
+static DEFINE_SPINLOCK(luf_flush_lock);
+static struct arch_tlbflush_unmap_batch luf_flush_batch;
+
+u32 luf_done;			/* every generation up to here is flushed */
+static u32 *luf_side;		/* pfn -> generation, 0: none */
+static unsigned long luf_side_pfns;
+atomic_long_t luf_outstanding;	/* folios deferred and not flushed */
+
+int luf_batch_init(void)
+{
+	unsigned long end = 0;
+	int nid;
+
+	for_each_online_node(nid)
+		end = max(end, node_end_pfn(nid));
+	luf_side = vzalloc(array_size(end, sizeof(*luf_side)));
+	if (!luf_side)
+		return -ENOMEM;
+	luf_side_pfns = end;
+	memset(luf_table, 0, sizeof(luf_table));
+	luf_done = 0;
+	atomic_long_set(&luf_outstanding, 0);
+	luf_ugen_reset();
+	return 0;
+}
+
+void luf_batch_exit(void)
+{
+	vfree(luf_side);
+	luf_side = NULL;
+}
+
+/**
+ * luf_pfn_pending - may a deferred translation still reach @pfn?
+ * @pfn: page frame number
+ *
+ * Return: true if @pfn was deferred and its generation is not flushed.
+ */
+bool luf_pfn_pending(unsigned long pfn)
+{
+	u32 gen;
+
+	if (pfn >= luf_side_pfns)
+		return false;
+	gen = READ_ONCE(luf_side[pfn]);
+	/* Pairs with smp_store_release() in luf_batch_flush() */
+	return gen && luf_gen_pending(gen, smp_load_acquire(&luf_done),
+				      READ_ONCE(luf_ugen));
+}
+
+/**
+ * luf_pfn_forget - drop the generation of @pfn once it is no longer pending
+ * @pfn: page frame number
+ */
+void luf_pfn_forget(unsigned long pfn)
+{
+	if (pfn < luf_side_pfns)
+		WRITE_ONCE(luf_side[pfn], 0);
+}
+
+/**
+ * luf_batch_defer - take over the flush of a read-only unmap
+ * @folio: the unmapped folio, order 0
+ * @ro: its read-only batch
+ *
+ * Context: preemption disabled, IRQs enabled.
+ * Return: true if @ro is now recorded in the table; false if the table is
+ * full or @folio is out of range (the caller flushes as usual).
+ */
+bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro)
+{
+	unsigned long pfn = folio_pfn(folio);
+	struct luf_batch *b;
+	u32 gen;
+
+	if (pfn >= luf_side_pfns)
+		return false;
+	spin_lock(&luf_batch_lock);
+	gen = luf_ugen;
+	b = &luf_table[luf_batch_key(gen)];
+	if (b->gen != gen) {
+		if (b->nr) {
+			/* The oldest entry still waits: the table is full. */
+			spin_unlock(&luf_batch_lock);
+			return false;
+		}
+		b->gen = gen;
+		luf_arch_clear(&b->arch);
+	}
+	luf_arch_fold(&b->arch, &ro->arch);
+	WRITE_ONCE(luf_side[pfn], gen);
+	if (++b->nr >= LUF_BATCH_FOLIOS)
+		WRITE_ONCE(luf_ugen, gen + 1);
+	spin_unlock(&luf_batch_lock);
+	atomic_long_inc(&luf_outstanding);
+	trace_luf_defer(pfn, gen);
+	return true;
+}
+
+/**
+ * luf_batch_flush - perform every deferred flush
+ * @cause: why, for the counters
+ *
+ * Closes the open entry, sends one flush to the CPUs of every waiting
+ * entry that have not flushed since it closed, and marks all of them done.
+ *
+ * Context: task context with IRQs enabled (luf_can_flush()).
+ * Return: number of entries settled.
+ */
+unsigned int luf_batch_flush(enum luf_cause cause)
+{
+	unsigned int nr_entries = 0, pruned = 0, cpus = 0;
+	unsigned long folios = 0;
+	struct cpumask *mask;
+	u32 gen, done;
+
+	if (WARN_ON_ONCE(!luf_can_flush()))
+		return 0;
+	spin_lock(&luf_flush_lock);
+	spin_lock(&luf_batch_lock);
+	done = luf_done;
+	gen = luf_ugen;
+	luf_arch_clear(&luf_flush_batch);
+	mask = luf_arch_mask(&luf_flush_batch);
+	for (; luf_gen_after(gen, done); done++) {
+		struct luf_batch *b = &luf_table[luf_batch_key(done + 1)];
+
+		if (b->gen != done + 1 || !b->nr)
+			continue;
+		nr_entries++;
+		folios += b->nr;
+		pruned += luf_arch_prune(&b->arch, b->gen);
+		luf_arch_fold(&luf_flush_batch, &b->arch);
+	}
+	if (nr_entries)
+		WRITE_ONCE(luf_ugen, gen + 1);
+	spin_unlock(&luf_batch_lock);
+
+	if (!nr_entries) {
+		spin_unlock(&luf_flush_lock);
+		return 0;
+	}
+	if (mask && !cpumask_empty(mask)) {
+		cpus = cpumask_weight(mask);
+		if (luf_debug_break != LUF_BREAK_REUSE)
+			luf_tlbbatch_flush(&luf_flush_batch);
+		luf_count(LUF_EV_FLUSHES, 1);
+		luf_count(LUF_EV_FLUSH_CPUS, cpus);
+	} else if (mask) {
+		luf_count(LUF_EV_FLUSHES_SKIPPED, 1);
+	} else {
+		/* No cpumask (arm64): the TLBIs were issued at unmap time. */
+		luf_tlbbatch_flush(&luf_flush_batch);
+		luf_count(LUF_EV_FLUSHES, 1);
+	}
+	luf_count(LUF_EV_CPUS_PRUNED, pruned);
+	luf_count(LUF_EV_FORCED_BASE + cause, 1);
+
+	spin_lock(&luf_batch_lock);
+	for (done = luf_done; luf_gen_after(gen, done); done++) {
+		struct luf_batch *b = &luf_table[luf_batch_key(done + 1)];
+
+		if (b->gen == done + 1)
+			b->nr = 0;
+	}
+	/* Pairs with smp_load_acquire() in luf_pfn_pending() */
+	smp_store_release(&luf_done, gen);
+	spin_unlock(&luf_batch_lock);
+	atomic_long_sub(folios, &luf_outstanding);
+	spin_unlock(&luf_flush_lock);
+	trace_luf_flush(gen, nr_entries, cpus, pruned, cause);
+	return nr_entries;
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pages held back from the allocator while a deferred translation may
+ * still reach them (invariant I1).
+ *
+ * The free_page hook parks a pending page on luf_parked instead of letting
+ * it reach pcp or buddy.  Parked pages go back in bulk, after one flush,
+ * from process context only: on the max_defer_ms timer, when deferred
+ * memory reaches max_pending_kb, from the shrinker, when an allocation
+ * finds a zone low, when LUF is disabled and on unload.
+ */
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/shrinker.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include "luf.h"
+#include "trace.h"
+
+static LIST_HEAD(luf_parked);
+static DEFINE_SPINLOCK(luf_park_lock);	/* taken from any context */
+atomic_long_t luf_held;
+
+static struct workqueue_struct *luf_wq;
+static struct delayed_work luf_timer_work;
+static struct work_struct luf_release_work;
+static struct shrinker *luf_shrinker;
+
+/**
+ * luf_park_page - hold @page back if a deferred translation may reach it
+ * @page: page being freed
+ * @order: its order
+ *
+ * Context: any; never flushes.
+ * Return: true if the page is now parked.
+ */
+bool luf_park_page(struct page *page, unsigned int order)
+{
+	unsigned long pfn = page_to_pfn(page), flags;
+
+	/* Only order-0 folios are ever deferred. */
+	if (order || !luf_pfn_pending(pfn))
+		return false;
+	spin_lock_irqsave(&luf_park_lock, flags);
+	list_add_tail(&page->lru, &luf_parked);
+	spin_unlock_irqrestore(&luf_park_lock, flags);
+	atomic_long_inc(&luf_held);
+	luf_count(LUF_EV_PARKED, 1);
+	return true;
+}
+
+/**
+ * luf_release - flush everything deferred and free every parked page
+ * @cause: why, for the counters
+ *
+ * Context: task context with IRQs enabled; does not sleep.
+ * Return: number of pages given back to the allocator.
+ */
+unsigned long luf_release(enum luf_cause cause)
+{
+	unsigned long flags, freed = 0;
+	struct page *page, *next;
+	LIST_HEAD(list);
+	LIST_HEAD(keep);
+
+	luf_batch_flush(cause);
+	spin_lock_irqsave(&luf_park_lock, flags);
+	list_splice_init(&luf_parked, &list);
+	spin_unlock_irqrestore(&luf_park_lock, flags);
+
+	list_for_each_entry_safe(page, next, &list, lru) {
+		unsigned long pfn = page_to_pfn(page);
+
+		/* Deferred again after the flush above: wait for the next. */
+		if (luf_pfn_pending(pfn)) {
+			list_move_tail(&page->lru, &keep);
+			continue;
+		}
+		list_del(&page->lru);
+		luf_pfn_forget(pfn);
+		luf_release_page(page, 0);
+		freed++;
+	}
+	if (!list_empty(&keep)) {
+		spin_lock_irqsave(&luf_park_lock, flags);
+		list_splice(&keep, &luf_parked);
+		spin_unlock_irqrestore(&luf_park_lock, flags);
+	}
+	atomic_long_sub(freed, &luf_held);
+	luf_count(LUF_EV_RELEASED, freed);
+	trace_luf_release(freed, cause);
+	/* Deferred meanwhile: the timer still bounds how long it waits. */
+	if (atomic_long_read(&luf_outstanding))
+		luf_kick(LUF_CAUSE_TIMER);
+	return freed;
+}
+
+static void luf_release_workfn(struct work_struct *work)
+{
+	luf_release(LUF_CAUSE_THRESHOLD);
+}
+
+static void luf_timer_workfn(struct work_struct *work)
+{
+	luf_release(LUF_CAUSE_TIMER);
+}
+
+/**
+ * luf_kick - have the worker release everything soon
+ * @cause: LUF_CAUSE_THRESHOLD for now, LUF_CAUSE_TIMER for max_defer_ms
+ *
+ * Context: any.
+ */
+void luf_kick(enum luf_cause cause)
+{
+	if (cause == LUF_CAUSE_TIMER)
+		queue_delayed_work(luf_wq, &luf_timer_work,
+				   msecs_to_jiffies(luf_knob(LUF_KNOB_MAX_DEFER_MS)));
+	else
+		queue_work(luf_wq, &luf_release_work);
+}
+
+static unsigned long luf_shrink_count(struct shrinker *s,
+				      struct shrink_control *sc)
+{
+	return atomic_long_read(&luf_held) ?: SHRINK_EMPTY;
+}
+
+static unsigned long luf_shrink_scan(struct shrinker *s,
+				     struct shrink_control *sc)
+{
+	if (!luf_can_flush())
+		return SHRINK_STOP;
+	return luf_release(LUF_CAUSE_SHRINKER);
+}
+
+int luf_park_init(void)
+{
+	atomic_long_set(&luf_held, 0);
+	luf_wq = alloc_workqueue("luf", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!luf_wq)
+		return -ENOMEM;
+	INIT_DELAYED_WORK(&luf_timer_work, luf_timer_workfn);
+	INIT_WORK(&luf_release_work, luf_release_workfn);
+	luf_shrinker = shrinker_alloc(0, "luf");
+	if (!luf_shrinker) {
+		destroy_workqueue(luf_wq);
+		return -ENOMEM;
+	}
+	luf_shrinker->count_objects = luf_shrink_count;
+	luf_shrinker->scan_objects = luf_shrink_scan;
+	luf_shrinker->seeks = 0;
+	shrinker_register(luf_shrinker);
+	return 0;
+}
+
+/* After luf_hooks_unregister(): nothing can be parked or deferred now. */
+void luf_park_exit(void)
+{
+	shrinker_free(luf_shrinker);
+	cancel_delayed_work_sync(&luf_timer_work);
+	cancel_work_sync(&luf_release_work);
+	destroy_workqueue(luf_wq);
+	WARN_ON_ONCE(!list_empty(&luf_parked));
+}

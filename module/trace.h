@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Tracepoints of luf.ko: luf:luf_defer, luf:luf_flush, luf:luf_release */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM luf
+
+#if !defined(_LUF_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _LUF_TRACE_H
+
+#include <linux/tracepoint.h>
+
+TRACE_EVENT(luf_defer,
+	    TP_PROTO(unsigned long pfn, u32 gen),
+	    TP_ARGS(pfn, gen),
+	    TP_STRUCT__entry(__field(unsigned long, pfn)
+			     __field(u32, gen)),
+	    TP_fast_assign(__entry->pfn = pfn;
+			   __entry->gen = gen;),
+	    TP_printk("pfn=0x%lx gen=%u", __entry->pfn, __entry->gen)
+);
+
+TRACE_EVENT(luf_flush,
+	    TP_PROTO(u32 gen, unsigned int entries, unsigned int cpus,
+		     unsigned int pruned, int cause),
+	    TP_ARGS(gen, entries, cpus, pruned, cause),
+	    TP_STRUCT__entry(__field(u32, gen)
+			     __field(unsigned int, entries)
+			     __field(unsigned int, cpus)
+			     __field(unsigned int, pruned)
+			     __field(int, cause)),
+	    TP_fast_assign(__entry->gen = gen;
+			   __entry->entries = entries;
+			   __entry->cpus = cpus;
+			   __entry->pruned = pruned;
+			   __entry->cause = cause;),
+	    TP_printk("gen=%u entries=%u cpus=%u pruned=%u cause=%d",
+		      __entry->gen, __entry->entries, __entry->cpus,
+		      __entry->pruned, __entry->cause)
+);
+
+TRACE_EVENT(luf_release,
+	    TP_PROTO(unsigned long pages, int cause),
+	    TP_ARGS(pages, cause),
+	    TP_STRUCT__entry(__field(unsigned long, pages)
+			     __field(int, cause)),
+	    TP_fast_assign(__entry->pages = pages;
+			   __entry->cause = cause;),
+	    TP_printk("pages=%lu cause=%d", __entry->pages, __entry->cause)
+);
+
+#endif /* _LUF_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>

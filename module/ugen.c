@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ugen: generations of deferred flushes.
+ *
+ * Every deferred unmap joins the open luf_batch entry, whose generation is
+ * luf_ugen.  Closing the entry (to flush it, or because it is full) moves
+ * luf_ugen on.  Each CPU records, just before it flushes its whole TLB,
+ * the newest generation that flush covers: every entry closed before the
+ * flush began, that is luf_ugen - 1 read before the flush.  A CPU whose
+ * record is at or past an entry's generation needs no IPI for it.
+ *
+ * Generations are u32 and compared wrap-safely.
+ */
+#include <linux/percpu.h>
+#include "luf.h"
+
+u32 luf_ugen = 1;
+static DEFINE_PER_CPU(u32, luf_cpu_flushed_gen);
+
+/**
+ * luf_ugen_cpu_flush - record that this CPU is about to flush its TLB
+ *
+ * Context: any, including hardirq; the full flush must follow.
+ */
+void luf_ugen_cpu_flush(void)
+{
+	/* Read the generation before the flush (CR3 writes serialise). */
+	this_cpu_write(luf_cpu_flushed_gen, READ_ONCE(luf_ugen) - 1);
+}
+
+/**
+ * luf_ugen_prune - drop CPUs that flushed since @gen was closed
+ * @mask: CPUs that may hold stale entries of generation @gen
+ * @gen: a closed generation
+ *
+ * Return: number of CPUs removed from @mask.
+ */
+unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen)
+{
+	u32 now = READ_ONCE(luf_ugen);
+	unsigned int cpu, pruned = 0;
+
+	for_each_cpu(cpu, mask) {
+		if (luf_gen_covers(READ_ONCE(per_cpu(luf_cpu_flushed_gen, cpu)),
+				   gen, now)) {
+			cpumask_clear_cpu(cpu, mask);
+			pruned++;
+		}
+	}
+	return pruned;
+}
+
+/**
+ * luf_ugen_reset - forget every CPU's record (module load)
+ */
+void luf_ugen_reset(void)
+{
+	unsigned int cpu;
+
+	WRITE_ONCE(luf_ugen, 1);
+	for_each_possible_cpu(cpu)
+		per_cpu(luf_cpu_flushed_gen, cpu) = 0;
+}
