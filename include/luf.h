@@ -6,6 +6,7 @@
 #define _LUF_H
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/hardirq.h>
 #include <linux/irqflags.h>
 #include <linux/luf_hooks.h>
@@ -67,12 +68,14 @@ enum luf_path_stat {
 	LUF_PS_FLUSH_ROUNDS,
 	LUF_PS_FLUSH_ROUNDS_RO_ONLY,
 	LUF_PS_FLUSH_CPUS,
+	LUF_PS_DEFERRED,
 	LUF_PS_NR,
 };
 
 enum luf_reason_stat {
 	LUF_RS_UNMAPS,
 	LUF_RS_RO_FOLIOS,
+	LUF_RS_DEFERRED,
 	LUF_RS_NR,
 };
 
@@ -113,6 +116,7 @@ u64 luf_stat_sum(size_t offset);
 bool luf_observe_defer_ok(enum luf_ctx ctx, int reason);
 void luf_observe_unmap_done(const struct tlbflush_unmap_batch *ro);
 void luf_observe_flush(const struct tlbflush_unmap_batch *ubc);
+void luf_count_deferred(enum luf_ctx ctx, int reason);
 
 int luf_debugfs_init(void);
 void luf_debugfs_exit(void);
@@ -121,7 +125,7 @@ void luf_debugfs_exit(void);
  * Generations (module/ugen.c).  u32, compared wrap-safely; a record older
  * than LUF_GEN_HORIZON counts as no record at all.
  */
-#define LUF_GEN_HORIZON		(1U << 30)
+#define LUF_GEN_HORIZON		BIT(30)
 
 static inline bool luf_gen_after(u32 a, u32 b)
 {

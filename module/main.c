@@ -3,13 +3,20 @@
  * luf.ko: lazy unmap flush (LUF) and migration read copy (MIGRC) provider
  * for the core hook layer (include/linux/luf_hooks.h).
  *
- * Reclaim (with /sys/kernel/mm/luf/enabled) defers the TLB flush of an
- * order-0 folio whose every PTE was read-only and clean into the luf_batch
- * table (batch.c).  Consumers keep it safe: a freed page that a deferred
- * translation may reach is held back (park.c, invariant I1); a write fault
- * or a page-cache change flushes first (I2); munmap, mprotect, madvise and
- * mremap flush per mm in the core (I3).  Observe mode counts what could be
- * deferred (observe.c).
+ * Reclaim (with /sys/kernel/mm/luf/enabled) and NUMA migration (MIGRC,
+ * with migrc_enabled) defer the TLB flush of an order-0 folio whose every
+ * PTE was read-only and clean into the luf_batch table (batch.c).
+ * Consumers keep it safe: a freed page that a deferred translation may
+ * reach is held back (park.c, invariant I1); a write fault or a page-cache
+ * change flushes first (I2); munmap, mprotect, madvise and mremap flush
+ * per mm in the core (I3).  Observe mode counts what could be deferred
+ * (observe.c).
+ *
+ * MIGRC needs no retention list of its own: the migrated-away source folio
+ * is freed as usual and the free_page hook holds it back like any other
+ * page a deferred translation may reach, until the flush.  The destination
+ * inherits read-only PTEs, so its first write goes through the write_fault
+ * hook.
  */
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -55,9 +62,27 @@ module_param_cb(debug_break, &luf_debug_break_ops, &luf_debug_break, 0644);
 MODULE_PARM_DESC(debug_break,
 		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault");
 
-static bool luf_may_defer(enum luf_ctx ctx)
+/*
+ * Reclaim defers with enabled; migration (MIGRC) with migrc_enabled, for
+ * the reasons that move pages between NUMA nodes.  Compaction, contiguous
+ * allocation, hotplug, memory failure and long-term pinning need the
+ * source page back at once and never defer.
+ */
+static bool luf_may_defer(enum luf_ctx ctx, int reason)
 {
-	return ctx == LUF_CTX_RECLAIM && luf_knob(LUF_KNOB_ENABLED);
+	if (ctx == LUF_CTX_RECLAIM)
+		return luf_knob(LUF_KNOB_ENABLED);
+	if (!luf_knob(LUF_KNOB_MIGRC_ENABLED))
+		return false;
+	switch (reason) {
+	case MR_DEMOTION:
+	case MR_NUMA_MISPLACED:
+	case MR_SYSCALL:
+	case MR_MEMPOLICY_MBIND:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* Filesystems whose every page-cache change reaches the file_change hook */
@@ -98,7 +123,7 @@ static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		return luf_observe_defer_ok(ctx, reason);
-	return luf_may_defer(ctx);
+	return luf_may_defer(ctx, reason);
 }
 
 static bool luf_hook_unmap_done(struct folio *folio,
@@ -106,18 +131,20 @@ static bool luf_hook_unmap_done(struct folio *folio,
 {
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_unmap_done(ro);
-	if (!luf_may_defer(ro->luf_ctx) || !luf_folio_deferrable(folio))
+	if (!luf_may_defer(ro->luf_ctx, ro->luf_reason) ||
+	    !luf_folio_deferrable(folio))
 		return false;
 	if (atomic_long_read(&luf_outstanding) >= luf_max_pending_pages() ||
 	    !luf_batch_defer(folio, ro)) {
 		luf_kick(LUF_CAUSE_THRESHOLD);
 		return false;
 	}
-	luf_count(LUF_EV_DEFERRED, 1);
+	luf_count_deferred(ro->luf_ctx, ro->luf_reason);
 	luf_kick(LUF_CAUSE_TIMER);
 	return true;
 }
 
+/* Sources are held back when freed (luf_hook_free_page), not here. */
 static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
 				      int reason)
 {

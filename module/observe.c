@@ -29,6 +29,7 @@ const char * const luf_path_stat_name[LUF_PS_NR] = {
 	[LUF_PS_FLUSH_ROUNDS] = "flush_rounds",
 	[LUF_PS_FLUSH_ROUNDS_RO_ONLY] = "flush_rounds_ro_only",
 	[LUF_PS_FLUSH_CPUS] = "flush_cpus",
+	[LUF_PS_DEFERRED] = "deferred",
 };
 
 /* Same spelling as the migrate tracepoints */
@@ -48,6 +49,7 @@ const char * const luf_reason_name[MR_TYPES] = {
 const char * const luf_reason_stat_name[LUF_RS_NR] = {
 	[LUF_RS_UNMAPS] = "unmaps",
 	[LUF_RS_RO_FOLIOS] = "ro_folios",
+	[LUF_RS_DEFERRED] = "deferred",
 };
 
 const char * const luf_event_name[LUF_EV_FORCED_BASE] = {
@@ -130,4 +132,13 @@ void luf_observe_flush(const struct tlbflush_unmap_batch *ubc)
 		__this_cpu_inc(luf_stats.path[ctx][LUF_PS_FLUSH_ROUNDS_RO_ONLY]);
 		__this_cpu_add(luf_stats.path[ctx][LUF_PS_FLUSH_CPUS], cpus);
 	}
+}
+
+/* Deferral counters run whether or not observe is on. */
+void luf_count_deferred(enum luf_ctx ctx, int reason)
+{
+	luf_count(LUF_EV_DEFERRED, 1);
+	__this_cpu_inc(luf_stats.path[ctx][LUF_PS_DEFERRED]);
+	if (ctx == LUF_CTX_MIGRATE && luf_reason_ok(reason))
+		__this_cpu_inc(luf_stats.reason[reason][LUF_RS_DEFERRED]);
 }
