@@ -48,7 +48,7 @@ fi
 guest=$LUF_TOP/scripts/guest
 list=$LUF_OUT/initramfs.list
 {
-	for d in bin sbin dev proc sys tmp root etc mnt mnt/ext4 mnt/tmp run \
+	for d in bin sbin dev proc sys tmp root etc mnt mnt/ext4 mnt/xfs mnt/tmp run \
 		 luf luf/tests luf/bin luf/extra; do
 		echo "dir /$d 0755 0 0"
 	done

@@ -3,9 +3,9 @@
 #
 # Boot the test guest: scripts/qemu.sh MODE [KERNEL-PARAM...]
 #   MODE is check, demo, exec or shell (see scripts/guest/init).
-# Uses the kernel from $LUF_OUT/kdir and $LUF_OUT/initrd.gz; makes a fresh
-# 1 GiB ext4 image $LUF_OUT/disk.img for /dev/vda (the guest writes to a
-# snapshot).  The serial console, with CRs removed, is saved to
+# Uses the kernel from $LUF_OUT/kdir and $LUF_OUT/initrd.gz; makes fresh
+# images, a 1 GiB ext4 $LUF_OUT/disk.img for /dev/vda and a 512 MiB XFS
+# $LUF_OUT/xfs.img for /dev/vdb (the guest writes to snapshots).  The serial console, with CRs removed, is saved to
 # $LUF_OUT/MODE.log.
 # Environment:
 #   LUF_TIMEOUT   timeout(1) duration; default 40m, none for shell
@@ -39,6 +39,11 @@ PATH=$PATH:/sbin:/usr/sbin
 rm -f "$disk"
 truncate -s 1G "$disk"
 mkfs.ext4 -F -q "$disk" || die "mkfs.ext4 $disk failed"
+# XFS refuses file systems below 300 MB
+xfsdisk=$LUF_OUT/xfs.img
+rm -f "$xfsdisk"
+truncate -s 512M "$xfsdisk"
+mkfs.xfs -f -q "$xfsdisk" || die "mkfs.xfs $xfsdisk failed"
 
 append="console=ttyS0 panic=-1 oops=panic loglevel=4 log_buf_len=8M luf.mode=$mode"
 append+="${LUF_APPEND:+ $LUF_APPEND}${*:+ $*}"
@@ -54,6 +59,7 @@ qemu=(qemu-system-x86_64
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=40
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=4G
 	-drive "file=$disk,if=virtio,format=raw,snapshot=on"
+	-drive "file=$xfsdisk,if=virtio,format=raw,snapshot=on"
 	-kernel "$image" -initrd "$initrd" -append "$append"
 	-display none -monitor none -nodefaults -no-reboot)
 # shellcheck disable=SC2206
