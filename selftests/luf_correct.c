@@ -1,0 +1,1735 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_correct: the deferred flushes of luf.ko keep every invariant, and the
+ * tests have teeth: each one that guards a flush of the module fails when
+ * that flush is removed on purpose (debug_break, see below).
+ *
+ * Every test runs with a freshly loaded module, enabled=1 and
+ * max_defer_ms=60000, so that only the flush under test (not the timer) can
+ * settle what reclaim deferred.  Three reader threads pinned on CPUs 1-3
+ * spin over a 16-page read-only mapping and check every 8-byte word; the
+ * main thread runs on CPU 0.  A word of a test file at word index i (file
+ * offset / 8) of generation g is
+ *	MAGIC (24 bits) | i (24 bits) | g (16 bits)
+ * so old, new, reused and foreign content are told apart.  QEMU TCG keeps a
+ * stale TLB entry until the guest flushes that vCPU's TLB, so a missing
+ * flush shows up at once, millions of times a second, as long as nothing
+ * else flushes the reader's CPU first.  Things that do: another task on the
+ * CPU (CR3 switch), and any kernel thread, since the deferred unmap moved
+ * the mm's tlb_gen and coming back from lazy TLB mode then flushes.  So the
+ * program moves every movable kernel thread and the unbound workqueues to
+ * CPU 0 and slows the per-CPU vmstat work down for the run (restored at
+ * exit), keeps the window between the page-out and the change short, and in
+ * a broken run makes up to BROKEN_ATTEMPTS attempts per test.
+ *
+ * Each test pages its mapping out with MADV_PAGEOUT and first asserts that a
+ * deferral really happened (deferred_folios moved and held_pages or
+ * pending_folios is nonzero); if not, it fails.  Then the oracle:
+ *
+ *  reuse.ext4.release_then_alloc (I1)
+ *	echo 0 > enabled from CPU 0 releases the held pages onto CPU 0's pcp
+ *	lists; CPU 0 at once fills 64 MiB of new anonymous memory with POISON
+ *	(pcp lists are LIFO, so the released pages come back first).  Oracle:
+ *	no reader ever reads a word other than the file's content.
+ *  write.<fs>_<op>.reclaim_then_write (I2), fs in ext4, xfs, tmpfs
+ *	after the deferral, CPU 0 changes the file to generation G+1 (pwrite,
+ *	pwritev, splice from a pipe, copy_file_range from another file) or to
+ *	zeros (fallocate PUNCH_HOLE of pages 4-11, ftruncate to 0 and back,
+ *	ftruncate into the last page and back), then publishes.  Oracle: a
+ *	reader that has seen the publication never reads old content again,
+ *	and no reader ever reads a word that is neither old nor new content.
+ *  unmap.<mprotect|munmap>.access_faults (I3)
+ *	after the deferral, mprotect(PROT_NONE) of the whole mapping, or
+ *	munmap of pages 4-11 in the middle of it (so its page table stays),
+ *	then a signal to the readers.  Oracle: every access to that range
+ *	after the signal faults (SIGSEGV, caught with sigsetjmp/siglongjmp); a
+ *	successful read means a stale translation.  The flush here is the
+ *	core's (flush_tlb_batched_pending() per mm), not the module's, so
+ *	there is no broken mode for it: debug_break cannot remove it.
+ *  cow.<ext4|xfs>.write_upgrade (I2, write faults)
+ *	a MAP_PRIVATE PROT_READ|PROT_WRITE file mapping, never written, so
+ *	its PTEs are read-only; after the deferral CPU 0 writes generation G+1
+ *	into every word (write faults, COW), then publishes.  Oracle as for
+ *	write.
+ *  lifecycle.disable_under_load (I5, disable)
+ *	readers and a MADV_PAGEOUT loop run; echo 0 > enabled: right after,
+ *	pending_folios == 0, held_pages == 0 and released_pages ==
+ *	held_pages_total, and nothing is deferred while disabled; enabling
+ *	again defers again; the readers never see a wrong word.
+ *  lifecycle.rmmod_under_load (I6)
+ *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
+ *	succeeds, the workload goes on correctly without the module, no new
+ *	WARN/BUG/bad-page taint, and MemFree (after drop_caches) is back
+ *	within 1% of its level before the load.
+ *
+ * Broken modes: with LUF_BREAK=<n> in the environment the program loads
+ * luf.ko with allow_unsafe=1, sets debug_break=<n> and runs only the tests
+ * whose variant names mode <n> (1: held pages released without a flush;
+ * 2: no flush on a page-cache change; 3: no flush on a write fault).  Each
+ * such test then passes only if its oracle DID see the violation, and
+ * fails if it did not.  Variants that stay correct without the module's
+ * flush are not selected (see the write variants below for why).
+ *
+ * Every fixture with variants has `int brk` as the first member of its
+ * variant: the broken mode that variant must catch, 0 for none.
+ *
+ * Between the page-out and the change, nothing in the system may settle
+ * the deferred flush by accident: no write fault (every writable page of
+ * the test process is written once before the readers start, and
+ * everything the window needs is allocated before it) and no output (the
+ * runner's tee writes to a file, and any page-cache write settles
+ * everything in normal mode and in broken modes 1 and 3).
+ *
+ * LUF_CORRECT_MARK=1 writes "pageout", "counted" and "publish" to
+ * /sys/kernel/tracing/trace_marker, to see in a trace what ran in the
+ * window.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "luf_harness.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+#define NPAGES		16
+#define NREADERS	3
+#define HOLD_MS		500	/* readers keep checking this long after the change */
+#define MIN_POST_PASSES	20	/* ... and at least this many passes each */
+#define WORD_MAGIC	0x4c5543ULL	/* "LUC" */
+#define POISON		0x504f49534f4e2121ULL	/* "POISON!!" */
+#define BREAK_PARAM	LUF_MODULE_DIR "/parameters/debug_break"
+#define XFS_DIR		"/mnt/xfs"
+
+/* The broken mode of this run (LUF_BREAK), 0 for a normal run. */
+static int g_break;
+static size_t ps;
+/* trace_marker, with LUF_CORRECT_MARK=1 */
+static int g_mark = -1;
+
+static void mark(const char *s)
+{
+	if (g_mark >= 0 && write(g_mark, s, strlen(s)) < 0)
+		g_mark = -1;
+}
+
+/*
+ * Diagnostics go to stderr, unbuffered: the test runs in a process that
+ * ends with _exit(), which would drop what stdout still buffers.
+ */
+#define note(fmt, ...) fprintf(stderr, "# " fmt, ##__VA_ARGS__)
+
+static inline uint64_t word(uint64_t i, unsigned int gen)
+{
+	return WORD_MAGIC << 40 | (i & 0xffffff) << 16 | (gen & 0xffff);
+}
+
+/* A generation that differs from run to run, and whose successor differs */
+static unsigned int first_gen(void)
+{
+	return ((unsigned int)getpid() * 7 + 3) & 0x7ffe;
+}
+
+/* ---- keeping accidental flushes out of the window ------------------- */
+
+/* Grow the stack and fault it in, so deep calls later need no new page. */
+static __attribute__((noinline)) void prefault_stack(size_t bytes)
+{
+	char *buf = alloca(bytes);
+
+	memset(buf, 0, bytes);
+	__asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+/*
+ * Write every page of every private writable mapping (and shared anonymous
+ * ones) once: the test runs in a process forked from the harness, so its
+ * data, heap and stack pages are copy-on-write, and a COW fault is a write
+ * fault, which settles every deferred flush (and so would hide a broken
+ * file_change flush).
+ */
+static void cow_break_all(void)
+{
+	char line[512], perms[8], path[256];
+	unsigned long lo, hi, p;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		path[0] = '\0';
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255[^\n]", &lo, &hi,
+			   perms, path) < 3)
+			continue;
+		if (perms[0] != 'r' || perms[1] != 'w')
+			continue;
+		if (perms[3] == 's' && path[0] && strncmp(path, "/dev/zero", 9))
+			continue;
+		if (hi - lo > (64UL << 20))
+			continue;
+		for (p = lo; p < hi; p += ps) {
+			volatile char *c = (volatile char *)p;
+
+			*c = *c;
+		}
+	}
+	fclose(f);
+}
+
+/* ---- readers --------------------------------------------------------- */
+
+enum rd_mode {
+	RD_CONTENT,	/* reads must see old or new content (new once published) */
+	RD_FAULT,	/* reads of [flo, fhi) must fault once published */
+};
+
+enum rd_kind { K_STALE, K_CORRUPT, K_BAD_FAULT, K_READ_AFTER };
+static const char *const kind_name[] = {
+	"old content after the publication", "foreign content",
+	"unexpected fault", "successful read after the signal",
+};
+
+struct rd_stats {
+	atomic_uint_fast64_t passes;
+	atomic_uint_fast64_t post_passes;	/* passes begun after the publication */
+	uint64_t faults;
+	uint64_t post_faults;
+	uint64_t stale;		/* old content after the publication */
+	uint64_t corrupt;	/* neither old nor new content */
+	uint64_t poison;	/* of those, POISON */
+	uint64_t bad_fault;	/* a fault where none may happen */
+	uint64_t read_after;	/* RD_FAULT: a read that worked after the signal */
+	uint64_t first_val;
+	size_t first_idx;
+	int first_kind;
+	int have_first;
+} __attribute__((aligned(64)));
+
+struct rd_ctl;
+struct rd_slot {
+	struct rd_ctl *c;
+	int idx;
+};
+
+struct rd_ctl {
+	const volatile uint64_t *base;
+	size_t words;		/* words the readers spin over */
+	size_t wpp;		/* words per page */
+	enum rd_mode mode;
+	unsigned int old_gen, new_gen;
+	size_t zlo, zhi;	/* words that read zero once published */
+	size_t flo, fhi;	/* RD_FAULT: words that must fault once published */
+	bool fault_ok_before;	/* faults allowed before the publication */
+	pthread_t th[NREADERS];
+	struct rd_slot slot[NREADERS];
+	int n;
+	atomic_int stop, ready, err;
+	atomic_int published;
+	double t_pub;
+	struct rd_stats st[NREADERS];
+};
+
+static __thread sigjmp_buf rd_env;
+static __thread volatile sig_atomic_t rd_armed;
+
+static void rd_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	if (rd_armed)
+		siglongjmp(rd_env, sig);
+	/* not a reader: the faulting access runs again and kills us */
+	signal(sig, SIG_DFL);
+}
+
+static int rd_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = rd_signal;
+	/* no mask change, so siglongjmp needs no sigprocmask */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+static inline uint64_t rd_old(const struct rd_ctl *c, size_t i)
+{
+	return word(i, c->old_gen);
+}
+
+static inline uint64_t rd_new(const struct rd_ctl *c, size_t i)
+{
+	return i >= c->zlo && i < c->zhi ? 0 : word(i, c->new_gen);
+}
+
+static void rd_note(struct rd_stats *st, int kind, size_t i, uint64_t v)
+{
+	if (st->have_first)
+		return;
+	st->have_first = 1;
+	st->first_kind = kind;
+	st->first_idx = i;
+	st->first_val = v;
+}
+
+static void *rd_fn(void *arg)
+{
+	struct rd_slot *slot = arg;
+	struct rd_ctl *c = slot->c;
+	struct rd_stats *st = &c->st[slot->idx];
+	volatile size_t i;
+	volatile int pub;
+	volatile bool first = true;
+	int err;
+
+	err = pin_to_cpu(1 + slot->idx);
+	if (err) {
+		int zero = 0;
+
+		atomic_compare_exchange_strong(&c->err, &zero, err);
+		atomic_fetch_add(&c->ready, 1);
+		return NULL;
+	}
+	prefault_stack(128 << 10);
+	rd_armed = 1;
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		pub = atomic_load_explicit(&c->published, memory_order_acquire);
+		i = 0;
+		if (sigsetjmp(rd_env, 0)) {
+			size_t at = i;
+			bool ok;
+
+			st->faults++;
+			if (pub)
+				st->post_faults++;
+			if (c->mode == RD_FAULT)
+				ok = pub ? at >= c->flo && at < c->fhi : c->fault_ok_before;
+			else
+				ok = !pub && c->fault_ok_before;
+			if (!ok) {
+				st->bad_fault++;
+				rd_note(st, K_BAD_FAULT, at, 0);
+			}
+			/* the rest of the page has the same translation */
+			i = (at / c->wpp + 1) * c->wpp;
+		}
+		for (; i < c->words; i++) {
+			uint64_t v = c->base[i];
+
+			if (c->mode == RD_FAULT) {
+				if (pub && i >= c->flo && i < c->fhi) {
+					st->read_after++;
+					rd_note(st, K_READ_AFTER, i, v);
+				} else if (v != rd_old(c, i)) {
+					st->corrupt++;
+					st->poison += v == POISON;
+					rd_note(st, K_CORRUPT, i, v);
+				}
+				continue;
+			}
+			if (v == rd_new(c, i))
+				continue;
+			if (v == rd_old(c, i)) {
+				if (pub) {
+					st->stale++;
+					rd_note(st, K_STALE, i, v);
+				}
+				continue;
+			}
+			st->corrupt++;
+			st->poison += v == POISON;
+			rd_note(st, K_CORRUPT, i, v);
+		}
+		atomic_fetch_add_explicit(&st->passes, 1, memory_order_relaxed);
+		if (pub)
+			atomic_fetch_add_explicit(&st->post_passes, 1,
+						  memory_order_relaxed);
+		if (first) {
+			first = false;
+			atomic_fetch_add(&c->ready, 1);
+		}
+	}
+	rd_armed = 0;
+	if (first)
+		atomic_fetch_add(&c->ready, 1);
+	return NULL;
+}
+
+/* Fresh anonymous memory for @c, so that no write to it is a COW fault */
+static struct rd_ctl *rd_alloc(void)
+{
+	struct rd_ctl *c;
+
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+static void rd_stop(struct rd_ctl *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	atomic_store(&c->stop, 1);
+	for (i = 0; i < c->n; i++)
+		pthread_join(c->th[i], NULL);
+	c->n = 0;
+}
+
+static int rd_start(struct rd_ctl *c, const void *base, size_t words)
+{
+	double t0 = luf_now();
+	int i, err;
+
+	c->base = base;
+	c->words = words;
+	c->wpp = ps / 8;
+	err = rd_handlers();
+	if (err)
+		return err;
+	for (i = 0; i < NREADERS; i++) {
+		c->slot[i].c = c;
+		c->slot[i].idx = i;
+		err = pthread_create(&c->th[i], NULL, rd_fn, &c->slot[i]);
+		if (err) {
+			rd_stop(c);
+			return -err;
+		}
+		c->n++;
+	}
+	while (atomic_load(&c->ready) < NREADERS) {
+		if (luf_now() - t0 > 30) {
+			rd_stop(c);
+			return -ETIMEDOUT;
+		}
+		luf_msleep(1);
+	}
+	err = atomic_load(&c->err);
+	if (err)
+		rd_stop(c);
+	return err;
+}
+
+static void rd_publish(struct rd_ctl *c)
+{
+	mark("publish");
+	c->t_pub = luf_now();
+	atomic_store_explicit(&c->published, 1, memory_order_release);
+}
+
+/*
+ * Let the readers check for HOLD_MS after the publication, and until each
+ * has made MIN_POST_PASSES passes that began after it.  False on timeout.
+ */
+static bool rd_hold(struct rd_ctl *c)
+{
+	int i;
+
+	for (;;) {
+		double el = luf_now() - c->t_pub;
+		bool done = el * 1000 >= HOLD_MS;
+
+		for (i = 0; i < NREADERS; i++)
+			if (atomic_load_explicit(&c->st[i].post_passes,
+						 memory_order_relaxed) < MIN_POST_PASSES)
+				done = false;
+		if (done)
+			return true;
+		if (el > 60)
+			return false;
+		luf_msleep(10);
+	}
+}
+
+struct rd_sum {
+	uint64_t passes, post_passes, faults, post_faults, stale, corrupt;
+	uint64_t poison, bad_fault, read_after;
+};
+
+static void rd_summary(struct rd_ctl *c, struct rd_sum *s)
+{
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < NREADERS; i++) {
+		struct rd_stats *st = &c->st[i];
+
+		s->passes += atomic_load(&st->passes);
+		s->post_passes += atomic_load(&st->post_passes);
+		s->faults += st->faults;
+		s->post_faults += st->post_faults;
+		s->stale += st->stale;
+		s->corrupt += st->corrupt;
+		s->poison += st->poison;
+		s->bad_fault += st->bad_fault;
+		s->read_after += st->read_after;
+		note("reader %d (CPU %d): passes=%" PRIu64 " after=%" PRIu64
+			       " faults=%" PRIu64 " stale=%" PRIu64 " corrupt=%" PRIu64
+			       " read_after=%" PRIu64 " bad_fault=%" PRIu64 "\n",
+			       i, 1 + i, (uint64_t)atomic_load(&st->passes),
+			       (uint64_t)atomic_load(&st->post_passes), st->faults,
+			       st->stale, st->corrupt, st->read_after, st->bad_fault);
+		if (st->have_first)
+			note("  first: %s at word %zu (page %zu): 0x%016" PRIx64
+				       " (want 0x%016" PRIx64 ", old 0x%016" PRIx64 ")\n",
+				       kind_name[st->first_kind], st->first_idx,
+				       st->first_idx / c->wpp, st->first_val,
+				       rd_new(c, st->first_idx), rd_old(c, st->first_idx));
+	}
+}
+
+/* ---- module, counters ------------------------------------------------ */
+
+struct ev {
+	uint64_t deferred, held, held_total, released, pending, flushes;
+	uint64_t fc, wf, timer, disable;
+};
+
+static int ev_read(struct ev *e)
+{
+	static const char *const names[] = {
+		"deferred_folios", "held_pages", "held_pages_total",
+		"released_pages", "pending_folios", "flushes",
+		"forced_file_change", "forced_write_fault", "forced_timer",
+		"forced_disable",
+	};
+	uint64_t *v[] = {
+		&e->deferred, &e->held, &e->held_total, &e->released,
+		&e->pending, &e->flushes, &e->fc, &e->wf, &e->timer, &e->disable,
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		err = luf_counter_read(names[i], v[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void ev_log(const char *what, const struct ev *e)
+{
+	note("%s: deferred_folios=%" PRIu64 " held_pages=%" PRIu64
+		       " pending_folios=%" PRIu64 " held_pages_total=%" PRIu64
+		       " released_pages=%" PRIu64 " flushes=%" PRIu64
+		       " forced_file_change=%" PRIu64 " forced_write_fault=%" PRIu64
+		       " forced_timer=%" PRIu64 " forced_disable=%" PRIu64 "\n",
+		       what, e->deferred, e->held, e->pending, e->held_total,
+		       e->released, e->flushes, e->fc, e->wf, e->timer, e->disable);
+}
+
+/*
+ * Load luf.ko for a test that broken mode @brk must catch (0: none), with
+ * enabled=1 and max_defer_ms=60000; in a broken run, skip a test of
+ * another mode.  Pins the caller to CPU 0.
+ */
+static void luf_prepare(struct __test_metadata *_metadata, int brk)
+{
+	char buf[16];
+	int ret;
+
+	if (g_break && g_break != brk)
+		SKIP(return, "not a test of broken mode %d", g_break);
+	if (nr_cpus() < 1 + NREADERS)
+		SKIP(return, "needs %d CPUs", 1 + NREADERS);
+	ASSERT_EQ(0, luf_ensure_unloaded());
+	ret = luf_load(g_break ? "allow_unsafe=1" : "");
+	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	if (g_break) {
+		snprintf(buf, sizeof(buf), "%d", g_break);
+		ret = write_file_str(BREAK_PARAM, buf);
+		ASSERT_EQ(0, ret) TH_LOG("debug_break=%s: %s", buf, strerror(-ret));
+	}
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, pin_to_cpu(0));
+	sync();
+}
+
+/*
+ * MADV_PAGEOUT @len bytes at @map and assert that the module deferred the
+ * flush: deferred_folios moved and something is held (@need_held) or
+ * pending now.  Reads only those counters after the page-out, since the
+ * stale entries live only until a kernel thread runs on a reader CPU (the
+ * deferred unmap moved the mm's tlb_gen, so coming back from lazy TLB mode
+ * flushes).  Prints nothing unless it fails (see the window rule above).
+ */
+static void pageout_deferred(struct __test_metadata *_metadata, void *map,
+			     size_t len, struct ev *before, struct ev *after,
+			     bool need_held)
+{
+	ASSERT_EQ(0, ev_read(before));
+	*after = *before;
+	mark("pageout");
+	ASSERT_EQ(0, madvise(map, len, MADV_PAGEOUT)) TH_LOG("MADV_PAGEOUT: %s",
+							      strerror(errno));
+	ASSERT_EQ(0, luf_counter_read("deferred_folios", &after->deferred));
+	ASSERT_EQ(0, luf_counter_read("pending_folios", &after->pending));
+	ASSERT_EQ(0, luf_counter_read("held_pages", &after->held));
+	mark("counted");
+	ASSERT_GT(after->deferred, before->deferred) {
+		ev_log("before", before);
+		ev_log("after", after);
+		TH_LOG("MADV_PAGEOUT deferred nothing: the test would prove nothing");
+	}
+	if (need_held) {
+		ASSERT_GT(after->held, (uint64_t)0) {
+			ev_log("before", before);
+			ev_log("after", after);
+			TH_LOG("no page is held back: nothing to reuse early");
+		}
+	} else {
+		ASSERT_TRUE(after->held > 0 || after->pending > 0) {
+			ev_log("before", before);
+			ev_log("after", after);
+			TH_LOG("nothing held or pending after the page-out");
+		}
+	}
+}
+
+/* ---- test files ------------------------------------------------------ */
+
+struct tfile {
+	int fd;
+	char path[256];
+	size_t size;
+};
+
+/*
+ * @npages pages of generation @gen in @dir, written one page per write(2)
+ * (XFS makes a large folio of a larger write, and large folios are never
+ * deferred) and fsynced; the clean page cache stays.
+ */
+static int tfile_create(struct tfile *f, const char *dir, const char *tag,
+			size_t npages, unsigned int gen)
+{
+	uint64_t *buf;
+	size_t p, w, wpp = ps / 8;
+	int err = 0;
+
+	f->fd = -1;
+	f->size = npages * ps;
+	snprintf(f->path, sizeof(f->path), "%s/luf-correct-%s-%d", dir, tag, getpid());
+	buf = malloc(ps);
+	if (!buf)
+		return -ENOMEM;
+	f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (f->fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (p = 0; p < npages; p++) {
+		for (w = 0; w < wpp; w++)
+			buf[w] = word(p * wpp + w, gen);
+		if (pwrite(f->fd, buf, ps, p * ps) != (ssize_t)ps) {
+			err = errno ? -errno : -EIO;
+			goto out;
+		}
+	}
+	if (fsync(f->fd))
+		err = -errno;
+out:
+	free(buf);
+	if (err && f->fd >= 0) {
+		close(f->fd);
+		unlink(f->path);
+		f->fd = -1;
+	}
+	return err;
+}
+
+static void tfile_destroy(struct tfile *f)
+{
+	if (f->fd >= 0) {
+		close(f->fd);
+		unlink(f->path);
+	}
+	f->fd = -1;
+}
+
+static void *map_file(struct tfile *f, int prot, int flags)
+{
+	void *p = mmap(NULL, f->size, prot, flags, f->fd, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, f->size, MADV_NOHUGEPAGE);
+	return p;
+}
+
+/* Anonymous memory, written once (no fault on it later) */
+static void *anon_buf(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+#define REQUIRE_DIR(dir) do {						\
+	if (!path_exists(dir))						\
+		SKIP(return, "%s does not exist", dir);			\
+} while (0)
+
+/* ---- attempts -------------------------------------------------------- */
+
+/*
+ * A stale entry lives until something flushes the reader's CPU, and the
+ * deferred unmap moved the mm's tlb_gen, so a kernel thread that runs on a
+ * reader CPU in the window (lazy TLB, then back) flushes it too: in a broken
+ * run a test makes up to BROKEN_ATTEMPTS attempts and passes at the first
+ * that catches the violation.  A normal run makes one attempt.
+ */
+#define BROKEN_ATTEMPTS	10
+
+struct outcome {
+	uint64_t bad;		/* violations the oracle saw */
+	uint64_t errors;	/* reader errors (unexpected faults) */
+	int attempts;
+	uint64_t bad_at[BROKEN_ATTEMPTS];
+};
+
+static int nr_attempts(void)
+{
+	return g_break ? BROKEN_ATTEMPTS : 1;
+}
+
+/*
+ * Before attempt @i > 0: let the runner (tee) write out what the last one
+ * printed, so that it does not run on a reader CPU or write a file in the
+ * next window.
+ */
+static void settle(int i)
+{
+	if (i)
+		luf_msleep(300);
+}
+
+/* Record attempt @i; true if no further attempt is needed. */
+static bool attempt_done(struct outcome *o, int i, uint64_t bad,
+			 uint64_t errors)
+{
+	o->attempts = i + 1;
+	o->bad_at[i] = bad;
+	o->bad += bad;
+	o->errors += errors;
+	return !g_break || bad || errors;
+}
+
+/*
+ * The verdict: in a normal run no attempt may see a violation; in a broken
+ * run one must (the oracle caught the missing flush).  Reader errors
+ * (faults where none may happen) fail either way.
+ */
+static void verdict(struct __test_metadata *_metadata, const struct outcome *o,
+		    const char *what)
+{
+	int i;
+
+	if (o->attempts > 1) {
+		note("%d attempts; violations per attempt:", o->attempts);
+		for (i = 0; i < o->attempts; i++)
+			fprintf(stderr, " %" PRIu64, o->bad_at[i]);
+		fprintf(stderr, "\n");
+	}
+	ASSERT_EQ((uint64_t)0, o->errors) TH_LOG("the readers hit errors (see above)");
+	if (g_break) {
+		ASSERT_GT(o->bad, (uint64_t)0)
+			TH_LOG("broken mode %d: the violation was NOT detected in %d attempts (%s)",
+			       g_break, o->attempts, what);
+		note("broken mode %d caught: %" PRIu64 " x %s\n",
+			       g_break, o->bad, what);
+	} else {
+		ASSERT_EQ((uint64_t)0, o->bad) TH_LOG("%" PRIu64 " x %s", o->bad, what);
+	}
+}
+
+/* The counters around an attempt */
+static void ev_report(const struct ev *e0, const struct ev *e1,
+		      const struct ev *e2, const char *what)
+{
+	ev_log("before page-out", e0);
+	note("after page-out: deferred_folios=%" PRIu64 " held_pages=%" PRIu64
+		       " pending_folios=%" PRIu64 "\n", e1->deferred, e1->held,
+		       e1->pending);
+	ev_log(what, e2);
+}
+
+/* ---- a. reuse -------------------------------------------------------- */
+
+FIXTURE(reuse) {
+	struct rd_ctl *rd;
+	struct tfile f;
+	void *map;
+	uint64_t *poison;
+};
+
+FIXTURE_VARIANT(reuse) {
+	int brk;
+	const char *dir;
+};
+
+FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = 1, .dir = LUF_EXT4_DIR };
+
+#define POISON_LEN	(64UL << 20)
+
+static void reuse_release(FIXTURE_DATA(reuse) *self)
+{
+	rd_stop(self->rd);
+	if (self->rd)
+		munmap(self->rd, sizeof(*self->rd));
+	self->rd = NULL;
+	if (self->map)
+		munmap(self->map, self->f.size);
+	self->map = NULL;
+	if (self->poison)
+		munmap(self->poison, POISON_LEN);
+	self->poison = NULL;
+	tfile_destroy(&self->f);
+}
+
+FIXTURE_SETUP(reuse)
+{
+	self->rd = NULL;
+	self->f.fd = -1;
+	self->map = NULL;
+	self->poison = NULL;
+	luf_prepare(_metadata, variant->brk);
+	if (_metadata->exit_code)
+		return;
+	REQUIRE_DIR(variant->dir);
+}
+
+FIXTURE_TEARDOWN(reuse)
+{
+	reuse_release(self);
+	luf_ensure_unloaded();
+}
+
+static void reuse_once(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(reuse) *self,
+		       const FIXTURE_VARIANT(reuse) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen();
+	struct ev e0, e1, e2;
+	uint64_t *p;
+	int ret;
+
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ret = tfile_create(&self->f, variant->dir, "reuse", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	self->map = map_file(&self->f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->map);
+	self->rd = rd_alloc();
+	ASSERT_NE(NULL, self->rd);
+	self->rd->mode = RD_CONTENT;
+	self->rd->old_gen = self->rd->new_gen = gen;
+	prefault_stack(256 << 10);
+	cow_break_all();
+	/* after cow_break_all(): it must stay unpopulated until the release */
+	p = mmap(NULL, POISON_LEN, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	self->poison = p;
+	/* order-0 pages from the pcp lists, not THPs from the buddy */
+	ASSERT_EQ(0, madvise(p, POISON_LEN, MADV_NOHUGEPAGE));
+	ret = rd_start(self->rd, self->map, NPAGES * ps / 8);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	pageout_deferred(_metadata, self->map, self->f.size, &e0, &e1, true);
+	/* from CPU 0: everything held goes to CPU 0's pcp lists at once */
+	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	for (; p < self->poison + POISON_LEN / 8; p++)
+		*p = POISON;
+	rd_publish(self->rd);
+	ASSERT_TRUE(rd_hold(self->rd)) TH_LOG("readers made no progress");
+	rd_stop(self->rd);
+	ASSERT_EQ(0, ev_read(&e2));
+
+	ev_report(&e0, &e1, &e2, "after release");
+	rd_summary(self->rd, s);
+	note("readers: %" PRIu64 " words not of the file, %" PRIu64
+		       " of them POISON\n", s->corrupt, s->poison);
+	ASSERT_EQ((uint64_t)0, e2.held) TH_LOG("disabling left pages held");
+	ASSERT_GT(e2.released, e0.released) TH_LOG("nothing was released");
+	reuse_release(self);
+}
+
+TEST_F_TIMEOUT(reuse, release_then_alloc, 300)
+{
+	struct outcome o = { 0 };
+	struct rd_sum s;
+	int i;
+
+	for (i = 0; i < nr_attempts(); i++) {
+		settle(i);
+		reuse_once(_metadata, self, variant, &s);
+		if (attempt_done(&o, i, s.corrupt + s.stale, s.bad_fault))
+			break;
+	}
+	verdict(_metadata, &o, "reader read reused memory");
+}
+
+/* ---- b. reclaim then write ----------------------------------------- */
+
+enum wop {
+	OP_PWRITE, OP_PWRITEV, OP_SPLICE, OP_COPY_RANGE, OP_PUNCH,
+	OP_TRUNC0, OP_TRUNC_TAIL,
+};
+
+FIXTURE(write) {
+	struct rd_ctl *rd;
+	struct tfile f, src;
+	void *map;
+	uint64_t *buf;
+	int pipefd[2];
+};
+
+/*
+ * brk = 2 where only the module's file_change flush stands between the
+ * change and a stale read, so broken mode 2 must be caught:
+ * - ext4 and XFS writes (pwrite, pwritev, splice, ext4 copy_file_range)
+ *   put the new content into a new page-cache folio; the old folio is
+ *   held by the module, still readable through the stale entries.
+ * - truncate_tail: ftruncate into the last page unmaps nothing of the
+ *   mapping (the unmapped range starts after it), but zeroes the tail of
+ *   the last page in a new folio.  This is the truncation that needs the
+ *   module's flush; truncation to 0 does not (below).
+ * Not selected (10 attempts each in broken mode 2 never saw a violation,
+ * as expected):
+ * - punch and trunc0 unmap the mapped range: zap_pte_range() calls
+ *   flush_tlb_batched_pending(), which flushes the whole mm because the
+ *   reclaim unmap counted in mm->tlb_flush_batched.  So does XFS
+ *   copy_file_range, which reflinks and truncates the destination's page
+ *   cache (truncate_pagecache_range()).
+ * - tmpfs: without swap, MADV_PAGEOUT unmaps (and defers) but cannot free
+ *   the shmem folio, so the change goes into the very page the stale
+ *   entries point to.
+ */
+FIXTURE_VARIANT(write) {
+	int brk;
+	const char *dir;
+	enum wop op;
+};
+
+#define WRITE_VARIANT(fs, dir_, name, op_, brk_)			\
+	FIXTURE_VARIANT_ADD(write, fs##_##name) {			\
+		.brk = brk_, .dir = dir_, .op = op_,			\
+	}
+
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, pwrite, OP_PWRITE, 2);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, pwritev, OP_PWRITEV, 2);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, splice, OP_SPLICE, 2);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, copy_file_range, OP_COPY_RANGE, 2);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, punch_hole, OP_PUNCH, 0);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, truncate, OP_TRUNC0, 0);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
+WRITE_VARIANT(xfs, XFS_DIR, pwrite, OP_PWRITE, 2);
+WRITE_VARIANT(xfs, XFS_DIR, pwritev, OP_PWRITEV, 2);
+WRITE_VARIANT(xfs, XFS_DIR, splice, OP_SPLICE, 2);
+WRITE_VARIANT(xfs, XFS_DIR, copy_file_range, OP_COPY_RANGE, 0);
+WRITE_VARIANT(xfs, XFS_DIR, punch_hole, OP_PUNCH, 0);
+WRITE_VARIANT(xfs, XFS_DIR, truncate, OP_TRUNC0, 0);
+WRITE_VARIANT(xfs, XFS_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, pwrite, OP_PWRITE, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, pwritev, OP_PWRITEV, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, splice, OP_SPLICE, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, copy_file_range, OP_COPY_RANGE, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, punch_hole, OP_PUNCH, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate, OP_TRUNC0, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 0);
+
+static void write_release(FIXTURE_DATA(write) *self)
+{
+	rd_stop(self->rd);
+	if (self->rd)
+		munmap(self->rd, sizeof(*self->rd));
+	self->rd = NULL;
+	if (self->map)
+		munmap(self->map, self->f.size);
+	self->map = NULL;
+	if (self->buf)
+		munmap(self->buf, self->f.size);
+	self->buf = NULL;
+	tfile_destroy(&self->f);
+	tfile_destroy(&self->src);
+	if (self->pipefd[0] >= 0) {
+		close(self->pipefd[0]);
+		close(self->pipefd[1]);
+	}
+	self->pipefd[0] = self->pipefd[1] = -1;
+}
+
+FIXTURE_SETUP(write)
+{
+	self->rd = NULL;
+	self->f.fd = self->src.fd = -1;
+	self->map = NULL;
+	self->buf = NULL;
+	self->pipefd[0] = self->pipefd[1] = -1;
+	luf_prepare(_metadata, variant->brk);
+	if (_metadata->exit_code)
+		return;
+	REQUIRE_DIR(variant->dir);
+}
+
+FIXTURE_TEARDOWN(write)
+{
+	write_release(self);
+	luf_ensure_unloaded();
+}
+
+/* Write all of @buf (@len bytes) into the pipe */
+static int fill_pipe(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = write(fd, (const char *)buf + done, len - done);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += n;
+	}
+	return 0;
+}
+
+/* The change itself; returns 0 or -errno.  Must not print. */
+static int do_wop(FIXTURE_DATA(write) *self, enum wop op, const void *buf,
+		  const struct iovec *iov, int iovcnt)
+{
+	size_t size = self->f.size, done = 0;
+	loff_t off_in, off_out;
+	ssize_t n;
+
+	switch (op) {
+	case OP_PWRITE:
+		n = pwrite(self->f.fd, buf, size, 0);
+		return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+	case OP_PWRITEV:
+		n = pwritev(self->f.fd, iov, iovcnt, 0);
+		return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+	case OP_SPLICE:
+		while (done < size) {
+			off_out = done;
+			n = splice(self->pipefd[0], NULL, self->f.fd, &off_out,
+				   size - done, 0);
+			if (n <= 0)
+				return n < 0 ? -errno : -EIO;
+			done += n;
+		}
+		return 0;
+	case OP_COPY_RANGE:
+		while (done < size) {
+			off_in = off_out = done;
+			n = copy_file_range(self->src.fd, &off_in, self->f.fd,
+					    &off_out, size - done, 0);
+			if (n <= 0)
+				return n < 0 ? -errno : -EIO;
+			done += n;
+		}
+		return 0;
+	case OP_PUNCH:
+		return fallocate(self->f.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				 4 * ps, 8 * ps) ? -errno : 0;
+	case OP_TRUNC0:
+		if (ftruncate(self->f.fd, 0) || ftruncate(self->f.fd, size))
+			return -errno;
+		return 0;
+	case OP_TRUNC_TAIL:
+		if (ftruncate(self->f.fd, size - ps / 2) ||
+		    ftruncate(self->f.fd, size))
+			return -errno;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void write_once(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(write) *self,
+		       const FIXTURE_VARIANT(write) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, i;
+	struct iovec iov[NPAGES];
+	struct ev e0, e1, e2;
+	struct rd_ctl *rd;
+	uint64_t *buf;
+	int ret;
+
+	ret = tfile_create(&self->f, variant->dir, "write", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file in %s: %s", variant->dir, strerror(-ret));
+	self->map = map_file(&self->f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->map);
+	buf = self->buf = anon_buf(self->f.size);
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < words; i++)
+		buf[i] = word(i, gen + 1);
+	for (i = 0; i < NPAGES; i++) {
+		iov[i].iov_base = (char *)buf + i * ps;
+		iov[i].iov_len = ps;
+	}
+	if (variant->op == OP_SPLICE) {
+		ASSERT_EQ(0, pipe(self->pipefd));
+		ASSERT_LE((ssize_t)self->f.size,
+			  fcntl(self->pipefd[1], F_SETPIPE_SZ, (int)(2 * self->f.size)));
+		ASSERT_EQ(0, fill_pipe(self->pipefd[1], buf, self->f.size));
+	}
+	if (variant->op == OP_COPY_RANGE) {
+		ret = tfile_create(&self->src, variant->dir, "src", NPAGES, gen + 1);
+		ASSERT_EQ(0, ret) TH_LOG("source file: %s", strerror(-ret));
+	}
+
+	rd = self->rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = gen;
+	switch (variant->op) {
+	case OP_PUNCH:
+		rd->new_gen = gen;
+		rd->zlo = 4 * ps / 8;
+		rd->zhi = 12 * ps / 8;
+		break;
+	case OP_TRUNC0:
+		rd->new_gen = gen;
+		rd->zlo = 0;
+		rd->zhi = words;
+		/* SIGBUS between the truncation and the extension */
+		rd->fault_ok_before = true;
+		break;
+	case OP_TRUNC_TAIL:
+		rd->new_gen = gen;
+		rd->zlo = (self->f.size - ps / 2) / 8;
+		rd->zhi = words;
+		break;
+	default:
+		rd->new_gen = gen + 1;
+		break;
+	}
+	prefault_stack(256 << 10);
+	cow_break_all();
+	ret = rd_start(rd, self->map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	pageout_deferred(_metadata, self->map, self->f.size, &e0, &e1, false);
+	ret = do_wop(self, variant->op, buf, iov, NPAGES);
+	rd_publish(rd);
+	ASSERT_EQ(0, ret) TH_LOG("the change: %s", strerror(-ret));
+	ASSERT_TRUE(rd_hold(rd)) TH_LOG("readers made no progress");
+	rd_stop(rd);
+	ASSERT_EQ(0, ev_read(&e2));
+
+	ev_report(&e0, &e1, &e2, "after change");
+	rd_summary(rd, s);
+	write_release(self);
+}
+
+TEST_F_TIMEOUT(write, reclaim_then_write, 300)
+{
+	struct outcome o = { 0 };
+	struct rd_sum s;
+	int i;
+
+	for (i = 0; i < nr_attempts(); i++) {
+		settle(i);
+		write_once(_metadata, self, variant, &s);
+		if (attempt_done(&o, i, s.stale + s.corrupt, s.bad_fault))
+			break;
+	}
+	verdict(_metadata, &o, "reader read old or foreign content after the change");
+}
+
+/* ---- c. mprotect / munmap ----------------------------------------- */
+
+FIXTURE(unmap) {
+	struct rd_ctl *rd;
+	struct tfile f;
+	void *map;
+};
+
+/*
+ * No broken mode: what must flush here is the core (mprotect and munmap
+ * call flush_tlb_batched_pending() for the mm, because the reclaim unmap
+ * counted in mm->tlb_flush_batched), not the module; debug_break has no
+ * mode that removes it.
+ */
+FIXTURE_VARIANT(unmap) {
+	int brk;
+	bool munmap;
+};
+
+FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
+FIXTURE_VARIANT_ADD(unmap, munmap) { .brk = 0, .munmap = true };
+
+static void unmap_release(FIXTURE_DATA(unmap) *self)
+{
+	rd_stop(self->rd);
+	if (self->rd)
+		munmap(self->rd, sizeof(*self->rd));
+	self->rd = NULL;
+	if (self->map)
+		munmap(self->map, self->f.size);
+	self->map = NULL;
+	tfile_destroy(&self->f);
+}
+
+FIXTURE_SETUP(unmap)
+{
+	self->rd = NULL;
+	self->f.fd = -1;
+	self->map = NULL;
+	luf_prepare(_metadata, variant->brk);
+	if (_metadata->exit_code)
+		return;
+	REQUIRE_DIR(LUF_EXT4_DIR);
+}
+
+FIXTURE_TEARDOWN(unmap)
+{
+	unmap_release(self);
+	luf_ensure_unloaded();
+}
+
+TEST_F_TIMEOUT(unmap, access_faults, 180)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8;
+	struct outcome o = { 0 };
+	struct ev e0, e1, e2;
+	struct rd_ctl *rd;
+	struct rd_sum s;
+	int ret;
+
+	ret = tfile_create(&self->f, LUF_EXT4_DIR, "unmap", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	self->map = map_file(&self->f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->map);
+	rd = self->rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_FAULT;
+	rd->old_gen = rd->new_gen = gen;
+	rd->fault_ok_before = true;
+	if (variant->munmap) {
+		rd->flo = 4 * ps / 8;
+		rd->fhi = 12 * ps / 8;
+	} else {
+		rd->flo = 0;
+		rd->fhi = words;
+	}
+	prefault_stack(256 << 10);
+	cow_break_all();
+	ret = rd_start(rd, self->map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	pageout_deferred(_metadata, self->map, self->f.size, &e0, &e1, false);
+	if (variant->munmap)
+		ret = munmap((char *)self->map + 4 * ps, 8 * ps);
+	else
+		ret = mprotect(self->map, self->f.size, PROT_NONE);
+	rd_publish(rd);
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", variant->munmap ? "munmap" : "mprotect",
+				 strerror(errno));
+	/* nothing may be mapped into the hole while the readers look at it */
+	ASSERT_TRUE(rd_hold(rd)) TH_LOG("readers made no progress");
+	rd_stop(rd);
+	ASSERT_EQ(0, ev_read(&e2));
+
+	ev_report(&e0, &e1, &e2, "after the call");
+	rd_summary(rd, &s);
+	/* every reader must really have tried the range after the signal */
+	ASSERT_GE(s.post_faults, (uint64_t)NREADERS) TH_LOG("readers did not fault");
+	attempt_done(&o, 0, s.read_after + s.corrupt, s.bad_fault);
+	verdict(_metadata, &o, "read through a stale translation after the call");
+}
+
+/* ---- d. write upgrade (COW of a never-written private mapping) ----- */
+
+FIXTURE(cow) {
+	struct rd_ctl *rd;
+	struct tfile f;
+	void *map;
+};
+
+FIXTURE_VARIANT(cow) {
+	int brk;
+	const char *dir;
+};
+
+FIXTURE_VARIANT_ADD(cow, ext4) { .brk = 3, .dir = LUF_EXT4_DIR };
+FIXTURE_VARIANT_ADD(cow, xfs) { .brk = 3, .dir = XFS_DIR };
+
+static void cow_release(FIXTURE_DATA(cow) *self)
+{
+	rd_stop(self->rd);
+	if (self->rd)
+		munmap(self->rd, sizeof(*self->rd));
+	self->rd = NULL;
+	if (self->map)
+		munmap(self->map, self->f.size);
+	self->map = NULL;
+	tfile_destroy(&self->f);
+}
+
+FIXTURE_SETUP(cow)
+{
+	self->rd = NULL;
+	self->f.fd = -1;
+	self->map = NULL;
+	luf_prepare(_metadata, variant->brk);
+	if (_metadata->exit_code)
+		return;
+	REQUIRE_DIR(variant->dir);
+}
+
+FIXTURE_TEARDOWN(cow)
+{
+	cow_release(self);
+	luf_ensure_unloaded();
+}
+
+static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
+		     const FIXTURE_VARIANT(cow) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, i;
+	struct ev e0, e1, e2;
+	volatile uint64_t *w;
+	struct rd_ctl *rd;
+	int ret;
+
+	ret = tfile_create(&self->f, variant->dir, "cow", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	rd = self->rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = gen;
+	rd->new_gen = gen + 1;
+	prefault_stack(256 << 10);
+	cow_break_all();
+	/* after cow_break_all(), which would write to it */
+	self->map = map_file(&self->f, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	ASSERT_NE(NULL, self->map);
+	w = self->map;
+	ret = rd_start(rd, self->map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	pageout_deferred(_metadata, self->map, self->f.size, &e0, &e1, false);
+	for (i = 0; i < words; i++)
+		w[i] = word(i, gen + 1);
+	rd_publish(rd);
+	ASSERT_TRUE(rd_hold(rd)) TH_LOG("readers made no progress");
+	rd_stop(rd);
+	ASSERT_EQ(0, ev_read(&e2));
+
+	ev_report(&e0, &e1, &e2, "after the writes");
+	rd_summary(rd, s);
+	cow_release(self);
+}
+
+TEST_F_TIMEOUT(cow, write_upgrade, 300)
+{
+	struct outcome o = { 0 };
+	struct rd_sum s;
+	int i;
+
+	for (i = 0; i < nr_attempts(); i++) {
+		settle(i);
+		cow_once(_metadata, self, variant, &s);
+		if (attempt_done(&o, i, s.stale + s.corrupt, s.bad_fault))
+			break;
+	}
+	verdict(_metadata, &o, "reader read the old page after the write");
+}
+
+/* ---- e, f. disable and rmmod under load ----------------------------- */
+
+struct loop {
+	pthread_t th;
+	atomic_int stop;
+	struct luf_run_opts o;
+	struct luf_run_res r;
+	int ret;
+	bool running;
+};
+
+static void *loop_fn(void *arg)
+{
+	struct loop *l = arg;
+
+	l->ret = luf_run(LUF_WL_PAGEOUT, &l->o, &l->r);
+	return NULL;
+}
+
+/* MADV_PAGEOUT rounds over a 4 MiB ext4 file, readers on 16 pages of it */
+static int loop_start(struct loop *l)
+{
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	luf_run_opts_default(&l->o, LUF_WL_PAGEOUT);
+	l->o.size = 4 << 20;
+	l->o.hot_pages = NPAGES;
+	/* until stopped (bounded by max_seconds) */
+	l->o.seconds = 1e6;
+	l->o.min_rounds = 1;
+	l->o.max_seconds = 150;
+	l->o.stop = &l->stop;
+	l->o.tag = "correct-loop";
+	err = pthread_create(&l->th, NULL, loop_fn, l);
+	if (err)
+		return -err;
+	l->running = true;
+	return 0;
+}
+
+static void loop_stop(struct loop *l)
+{
+	if (!l->running)
+		return;
+	atomic_store(&l->stop, 1);
+	pthread_join(l->th, NULL);
+	l->running = false;
+}
+
+/* Wait (<= 20 s) until @name reaches at least @min */
+static bool wait_counter(const char *name, uint64_t min)
+{
+	double t0 = luf_now();
+	uint64_t v;
+
+	while (luf_now() - t0 < 20) {
+		if (!luf_counter_read(name, &v) && v >= min)
+			return true;
+		luf_msleep(20);
+	}
+	return false;
+}
+
+static int read_tainted(uint64_t *v)
+{
+	return read_u64_strict("/proc/sys/kernel/tainted", v);
+}
+
+FIXTURE(lifecycle) {
+	struct loop l;
+};
+
+FIXTURE_SETUP(lifecycle)
+{
+	memset(&self->l, 0, sizeof(self->l));
+	if (g_break)
+		SKIP(return, "not a test of broken mode %d", g_break);
+	if (nr_cpus() < 1 + NREADERS)
+		SKIP(return, "needs %d CPUs", 1 + NREADERS);
+	REQUIRE_DIR(LUF_EXT4_DIR);
+	ASSERT_EQ(0, luf_ensure_unloaded());
+	ASSERT_EQ(0, pin_to_cpu(0));
+}
+
+FIXTURE_TEARDOWN(lifecycle)
+{
+	loop_stop(&self->l);
+	luf_ensure_unloaded();
+}
+
+static void loop_check(struct __test_metadata *_metadata, struct loop *l)
+{
+	luf_run_log("loop: ", &l->r);
+	ASSERT_EQ(0, l->ret) TH_LOG("workload: %s", l->r.err);
+	ASSERT_EQ((uint64_t)0, l->r.bad_words) TH_LOG("readers saw wrong words");
+	ASSERT_GT(l->r.pages_read, (uint64_t)0) TH_LOG("readers made no progress");
+}
+
+TEST_F_TIMEOUT(lifecycle, disable_under_load, 240)
+{
+	struct ev e0, e1, e2, e3, e4;
+
+	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, loop_start(&self->l));
+	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
+	/* let it defer some more while pages are held */
+	luf_msleep(300);
+	ASSERT_EQ(0, ev_read(&e0));
+	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, ev_read(&e1));
+	luf_msleep(500);
+	ASSERT_EQ(0, ev_read(&e2));
+	ev_log("before disable", &e0);
+	ev_log("right after disable", &e1);
+	ev_log("500 ms later", &e2);
+	ASSERT_GT(e0.deferred, (uint64_t)0) TH_LOG("no deferral before the disable");
+	ASSERT_TRUE(e0.held > 0 || e0.pending > 0);
+	ASSERT_EQ((uint64_t)0, e1.pending) TH_LOG("pending_folios after disable");
+	ASSERT_EQ((uint64_t)0, e1.held) TH_LOG("held_pages after disable");
+	ASSERT_EQ(e1.held_total, e1.released)
+		TH_LOG("released_pages != held_pages_total after disable");
+	ASSERT_GT(e1.disable, e0.disable) TH_LOG("forced_disable did not move");
+	/* disabled: nothing new is deferred or held, the loop goes on */
+	ASSERT_EQ(e1.deferred, e2.deferred) TH_LOG("deferred while disabled");
+	ASSERT_EQ((uint64_t)0, e2.pending);
+	ASSERT_EQ((uint64_t)0, e2.held);
+	ASSERT_EQ(e2.held_total, e2.released);
+
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_TRUE(wait_counter("deferred_folios", e2.deferred + 1))
+		TH_LOG("no deferral after enabling again");
+	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing held after enabling again");
+	ASSERT_EQ(0, ev_read(&e3));
+	ev_log("enabled again", &e3);
+	loop_stop(&self->l);
+	loop_check(_metadata, &self->l);
+	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, ev_read(&e4));
+	ev_log("disabled at the end", &e4);
+	ASSERT_EQ((uint64_t)0, e4.pending);
+	ASSERT_EQ((uint64_t)0, e4.held);
+	ASSERT_EQ(e4.held_total, e4.released);
+}
+
+TEST_F_TIMEOUT(lifecycle, rmmod_under_load, 240)
+{
+	/* W (9), D (7), B (5): a warning, an oops, a bad page */
+	const uint64_t bad_taint = 1 << 9 | 1 << 7 | 1 << 5;
+	uint64_t free0, free1, taint0, taint1, held;
+	struct ev e0;
+	int ret;
+
+	ASSERT_EQ(0, drop_caches());
+	luf_msleep(200);
+	ASSERT_EQ(0, meminfo_kb("MemFree", &free0));
+	ASSERT_EQ(0, read_tainted(&taint0));
+
+	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, loop_start(&self->l));
+	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
+	luf_msleep(300);
+	ASSERT_EQ(0, ev_read(&e0));
+	ev_log("before rmmod", &e0);
+	held = e0.held;
+	ret = luf_unload();
+	ASSERT_EQ(0, ret) TH_LOG("delete_module under load: %s", strerror(-ret));
+	ASSERT_FALSE(luf_is_loaded());
+	/* the loop goes on without the module */
+	luf_msleep(500);
+	loop_stop(&self->l);
+	loop_check(_metadata, &self->l);
+
+	ASSERT_EQ(0, drop_caches());
+	luf_msleep(200);
+	ASSERT_EQ(0, meminfo_kb("MemFree", &free1));
+	ASSERT_EQ(0, read_tainted(&taint1));
+	note("held at rmmod: %" PRIu64 " pages; MemFree before load %" PRIu64
+		       " kB, after rmmod %" PRIu64 " kB; tainted %#" PRIx64 " -> %#" PRIx64 "\n",
+		       held, free0, free1, taint0, taint1);
+	ASSERT_GT(held, (uint64_t)0) TH_LOG("nothing was held at rmmod time");
+	ASSERT_GE(free1 + free0 / 100, free0) TH_LOG("MemFree did not come back");
+	ASSERT_EQ((uint64_t)0, (taint1 & ~taint0) & bad_taint)
+		TH_LOG("the kernel warned or oopsed (see the log)");
+}
+
+/* ---- keeping the reader CPUs quiet ---------------------------------- */
+
+/*
+ * Whatever runs on a reader CPU in the window flushes its TLB (see
+ * BROKEN_ATTEMPTS), so for the whole run: every kernel thread that may
+ * move goes to CPU 0, unbound workqueues run on CPU 0, and the per-CPU
+ * vmstat work runs every 60 s instead of every second.  Restored at exit.
+ */
+#define PF_KTHREAD		0x00200000
+#define WQ_CPUMASK		"/sys/devices/virtual/workqueue/cpumask"
+#define STAT_INTERVAL		"/proc/sys/vm/stat_interval"
+
+struct moved_kthread {
+	pid_t pid;
+	cpu_set_t mask;
+};
+
+static struct moved_kthread *moved;
+static int nr_moved;
+static char saved_wq[128], saved_stat[32];
+
+static void restore_file(const char *path, char *saved)
+{
+	if (saved[0])
+		write_file_str(path, saved);
+	saved[0] = '\0';
+}
+
+static void quiet_restore(void)
+{
+	int i;
+
+	for (i = 0; i < nr_moved; i++)
+		sched_setaffinity(moved[i].pid, sizeof(moved[i].mask), &moved[i].mask);
+	nr_moved = 0;
+	restore_file(WQ_CPUMASK, saved_wq);
+	restore_file(STAT_INTERVAL, saved_stat);
+}
+
+static void save_and_write(const char *path, char *saved, size_t len,
+			   const char *val)
+{
+	if (read_file(path, saved, len) <= 0) {
+		saved[0] = '\0';
+		return;
+	}
+	saved[strcspn(saved, "\n")] = '\0';
+	if (write_file_str(path, val))
+		saved[0] = '\0';
+}
+
+static void quiet_cpus(void)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags;
+	struct dirent *de;
+	cpu_set_t mask, zero;
+	int cap = 0;
+	pid_t pid;
+	DIR *d;
+
+	CPU_ZERO(&zero);
+	CPU_SET(0, &zero);
+	d = opendir("/proc");
+	while (d && (de = readdir(d))) {
+		pid = (pid_t)atoi(de->d_name);
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if (read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		/* flags: the 7th field after the ")" that ends comm */
+		p = strrchr(buf, ')');
+		if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
+		    !(flags & PF_KTHREAD))
+			continue;
+		if (sched_getaffinity(pid, sizeof(mask), &mask) || CPU_COUNT(&mask) < 2)
+			continue;
+		if (sched_setaffinity(pid, sizeof(zero), &zero))
+			continue;	/* per-CPU kthread */
+		if (nr_moved == cap) {
+			cap = cap ? 2 * cap : 64;
+			moved = realloc(moved, cap * sizeof(*moved));
+			if (!moved)
+				break;
+		}
+		moved[nr_moved].pid = pid;
+		moved[nr_moved].mask = mask;
+		nr_moved++;
+	}
+	if (d)
+		closedir(d);
+	save_and_write(WQ_CPUMASK, saved_wq, sizeof(saved_wq), "1");
+	save_and_write(STAT_INTERVAL, saved_stat, sizeof(saved_stat), "60");
+	atexit(quiet_restore);
+}
+
+/* ---- main ------------------------------------------------------------ */
+
+/* argv for the harness: "-r fixture.variant.test" for each test of @mode */
+static int broken_argv(int mode, char ***out)
+{
+	struct __fixture_metadata *f;
+	struct __fixture_variant_metadata *v;
+	struct __test_metadata *t;
+	char **av;
+	int n = 1, cap = 2;
+
+	av = calloc(cap, sizeof(*av));
+	if (!av)
+		return -ENOMEM;
+	av[0] = "luf_correct";
+	for (f = __fixture_list; f; f = f->next) {
+		for (v = f->variant; v; v = v->next) {
+			if (!v->data || *(const int *)v->data != mode)
+				continue;
+			for (t = f->tests; t; t = t->next) {
+				char *name;
+
+				if (n + 3 > cap) {
+					cap *= 2;
+					av = realloc(av, cap * sizeof(*av));
+					if (!av)
+						return -ENOMEM;
+				}
+				if (asprintf(&name, "%s.%s.%s", f->name, v->name,
+					     t->name) < 0)
+					return -ENOMEM;
+				av[n++] = "-r";
+				av[n++] = name;
+			}
+		}
+	}
+	av[n] = NULL;
+	*out = av;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *why = luf_skip_reason(true);
+	const char *b = getenv("LUF_BREAK");
+	char **av = argv;
+	int ac = argc;
+
+	ps = (size_t)sysconf(_SC_PAGESIZE);
+	if (getenv("LUF_CORRECT_MARK"))
+		g_mark = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
+	if (b && *b) {
+		if (strlen(b) != 1 || b[0] < '1' || b[0] > '3')
+			ksft_exit_fail_msg("LUF_BREAK=%s: want 1, 2 or 3\n", b);
+		g_break = b[0] - '0';
+	}
+	/* listing or help needs neither root nor the module */
+	if (argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h")))
+		why = NULL;
+	if (why) {
+		if (g_break)
+			ksft_exit_fail_msg("broken mode %d cannot run: %s\n", g_break, why);
+		ksft_exit_skip("%s\n", why);
+	}
+	if (g_break && argc == 1) {
+		ac = broken_argv(g_break, &av);
+		if (ac < 0)
+			ksft_exit_fail_msg("out of memory\n");
+		if (ac == 1)
+			ksft_exit_fail_msg("no test for broken mode %d\n", g_break);
+	}
+	if (!(argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h"))))
+		quiet_cpus();
+	return test_harness_run(ac, av);
+}
