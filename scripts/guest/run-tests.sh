@@ -8,6 +8,13 @@
 # 2. Each test in /luf/tests: the names in /luf/order first, in that order,
 #    then the rest alphabetically.  lib*.sh and _*.sh are helpers, not tests;
 #    *.sh run with sh.  Each gets LUF_TEST_TIMEOUT seconds (default 600).
+#    An order line "NAME break=N" is a broken-mode run of NAME: it runs with
+#    LUF_BREAK=N in the environment (the program selects the tests that
+#    mode N must break and passes each one only if it caught the violation)
+#    and its results are renamed: "ok N T" becomes "ok N broken-mode T
+#    caught", "not ok N T" becomes "not ok N broken-mode T not caught", and
+#    a skipped test or program fails ("not run"), because a broken mode
+#    that was not tried proves nothing.
 # 3. dmesg, LUF-DONE, poweroff.
 #
 # Every program is framed by "# luf-run: NAME" and "# luf-exit: NAME rc=RC".
@@ -106,16 +113,21 @@ ${d##*/}
 	echo "# luf-exit: kunit rc=$rc"
 }
 
-# Test names in run order.
+# Runs in order, one a line: "NAME" or "NAME break=N".
 list_tests() {
 	seen=" "
 	if [ -f "$LUF_DIR/order" ]; then
-		while read -r t _; do
+		while read -r t opt _; do
 			case $t in ''|'#'*) continue ;; esac
 			[ -f "$TESTS/$t" ] || { echo "# luf: order lists $t, which does not exist" >&2; continue; }
-			case $seen in *" $t "*) continue ;; esac
-			seen="$seen$t "
-			echo "$t"
+			case $opt in
+			'') key=$t ;;
+			break=[1-9]) key=$t:${opt#break=} ;;
+			*) echo "# luf: order: $t $opt: unknown option" >&2; continue ;;
+			esac
+			case $seen in *" $key "*) continue ;; esac
+			seen="$seen$key "
+			echo "$t${opt:+ $opt}"
 		done < "$LUF_DIR/order"
 	fi
 	for f in "$TESTS"/*; do
@@ -127,15 +139,47 @@ list_tests() {
 	done
 }
 
+# broken PROG MODE: run PROG with LUF_BREAK=MODE, rename its results (see
+# the top) and exit with its exit status.  run-tests.sh --broken PROG MODE
+# runs only this.
+broken() {
+	# shellcheck disable=SC3040 # busybox sh has pipefail
+	set -o pipefail
+	LUF_BREAK=$2 "$1" 2>&1 | awk '
+	function rest(line, pre) { line = substr(line, length(pre) + 1); sub(/[ \t]+#.*$/, "", line); return line }
+	/^ok [0-9]+ / {
+		pre = "ok " $2 " "
+		if ($0 ~ /#[ \t]*[Ss][Kk][Ii][Pp]/)
+			print "not ok " $2 " broken-mode " rest($0, pre) " not run (skipped:" substr($0, index($0, "#") + 1) ")"
+		else
+			print "ok " $2 " broken-mode " rest($0, pre) " caught"
+		fflush(); next
+	}
+	/^not ok [0-9]+ / { print "not ok " $3 " broken-mode " rest($0, "not ok " $3 " ") " not caught"; fflush(); next }
+	/^1\.\.0/ { print "not ok - broken-mode: no test ran (" $0 ")"; fflush(); next }
+	{ print; fflush() }'
+}
+
+if [ "${1:-}" = --broken ]; then
+	broken "$2" "$3"
+	exit
+fi
+
 kunit
 
 cd "$TESTS" 2>/dev/null || cd /
-for t in $(list_tests); do
-	case $t in
-	*.sh) run "$t" sh "$TESTS/$t" ;;
-	*) run "$t" "$TESTS/$t" ;;
+list_tests > /tmp/luf-tests.list
+while read -r t opt; do
+	case $opt in
+	break=*)
+		run "$t $opt" sh "$LUF_DIR/run-tests.sh" --broken "$TESTS/$t" "${opt#break=}" ;;
+	*)
+		case $t in
+		*.sh) run "$t" sh "$TESTS/$t" ;;
+		*) run "$t" "$TESTS/$t" ;;
+		esac ;;
 	esac
-done
+done < /tmp/luf-tests.list
 cd /
 
 echo "# luf-dmesg-begin"
