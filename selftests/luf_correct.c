@@ -1600,6 +1600,13 @@ static void quiet_restore(void)
 	restore_file(STAT_INTERVAL, saved_stat);
 }
 
+static void quiet_signal(int sig)
+{
+	quiet_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static void save_and_write(const char *path, char *saved, size_t len,
 			   const char *val)
 {
@@ -1656,6 +1663,9 @@ static void quiet_cpus(void)
 	save_and_write(WQ_CPUMASK, saved_wq, sizeof(saved_wq), "1");
 	save_and_write(STAT_INTERVAL, saved_stat, sizeof(saved_stat), "60");
 	atexit(quiet_restore);
+	/* the runner's watchdog sends SIGTERM first */
+	signal(SIGTERM, quiet_signal);
+	signal(SIGINT, quiet_signal);
 }
 
 /* ---- main ------------------------------------------------------------ */
