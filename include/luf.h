@@ -163,6 +163,7 @@ extern atomic_long_t luf_outstanding;
 int luf_batch_init(void);
 void luf_batch_exit(void);
 bool luf_pfn_pending(unsigned long pfn);
+bool luf_mapping_pending(struct address_space *mapping);
 void luf_pfn_forget(unsigned long pfn);
 bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro);
 unsigned int luf_batch_flush(enum luf_cause cause);

@@ -11,6 +11,7 @@
  * whose generation is at or before luf_done needs no flush any more.
  */
 #include <linux/cpumask.h>
+#include <linux/hash.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/nodemask.h>
@@ -32,6 +33,22 @@ static DEFINE_SPINLOCK(luf_batch_lock);
 static DEFINE_SPINLOCK(luf_flush_lock);
 static struct arch_tlbflush_unmap_batch luf_flush_batch;
 
+/*
+ * Which page caches have folios with deferred flushes: a small hash of
+ * mappings, each slot with the newest generation deferred for it.  Two
+ * mappings with pending generations in one slot make it LUF_ANY_MAPPING,
+ * which matches every mapping until those generations are flushed.
+ */
+#define LUF_MAP_BITS		8
+#define LUF_ANY_MAPPING		((struct address_space *)-1L)
+
+struct luf_map_slot {
+	struct address_space *mapping;
+	u32 gen;
+};
+
+static struct luf_map_slot luf_maps[1 << LUF_MAP_BITS];
+
 u32 luf_done;			/* every generation up to here is flushed */
 static u32 *luf_side;		/* pfn -> generation, 0: none */
 static unsigned long luf_side_pfns;
@@ -49,6 +66,7 @@ int luf_batch_init(void)
 		return -ENOMEM;
 	luf_side_pfns = end;
 	memset(luf_table, 0, sizeof(luf_table));
+	memset(luf_maps, 0, sizeof(luf_maps));
 	luf_done = 0;
 	atomic_long_set(&luf_outstanding, 0);
 	luf_ugen_reset();
@@ -89,6 +107,37 @@ void luf_pfn_forget(unsigned long pfn)
 		WRITE_ONCE(luf_side[pfn], 0);
 }
 
+/* Called with luf_batch_lock held */
+static void luf_map_note(struct address_space *mapping, u32 gen)
+{
+	struct luf_map_slot *s = &luf_maps[hash_ptr(mapping, LUF_MAP_BITS)];
+
+	if (s->mapping != mapping &&
+	    luf_gen_pending(s->gen, luf_done, luf_ugen))
+		mapping = LUF_ANY_MAPPING;
+	WRITE_ONCE(s->mapping, mapping);
+	WRITE_ONCE(s->gen, gen);
+}
+
+/**
+ * luf_mapping_pending - may a deferred translation show old @mapping data?
+ * @mapping: a page cache about to change
+ *
+ * Return: true if a folio of @mapping (or of a mapping sharing its hash
+ * slot) was deferred and is not flushed yet.
+ */
+bool luf_mapping_pending(struct address_space *mapping)
+{
+	struct luf_map_slot *s = &luf_maps[hash_ptr(mapping, LUF_MAP_BITS)];
+	struct address_space *m = READ_ONCE(s->mapping);
+
+	if (m != mapping && m != LUF_ANY_MAPPING)
+		return false;
+	/* Pairs with smp_store_release() in luf_batch_flush() */
+	return luf_gen_pending(READ_ONCE(s->gen), smp_load_acquire(&luf_done),
+			       READ_ONCE(luf_ugen));
+}
+
 /**
  * luf_batch_defer - take over the flush of a read-only unmap
  * @folio: the unmapped folio, order 0
@@ -120,6 +169,8 @@ bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro)
 	}
 	luf_arch_fold(&b->arch, &ro->arch);
 	WRITE_ONCE(luf_side[pfn], gen);
+	if (!folio_test_anon(folio))
+		luf_map_note(folio->mapping, gen);
 	if (++b->nr >= LUF_BATCH_FOLIOS)
 		WRITE_ONCE(luf_ugen, gen + 1);
 	spin_unlock(&luf_batch_lock);

@@ -168,22 +168,49 @@ static void luf_settle(enum luf_cause cause)
 		luf_kick(LUF_CAUSE_THRESHOLD);
 }
 
+/*
+ * Does @mm have batched unmaps that no per-mm flush has covered yet?  The
+ * core counts every batched PTE, deferred ones included, in
+ * mm->tlb_flush_batched: pending in bits 0-14, flushed in bits 16-30.
+ */
+static bool luf_mm_batched(struct mm_struct *mm)
+{
+	int batch = atomic_read(&mm->tlb_flush_batched);
+
+	return (batch & 0x7fff) != ((batch >> 16) & 0x7fff);
+}
+
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
 {
-	const vm_flags_t shared_write = VM_SHARED | VM_WRITE;
-
-	/* A read fault maps writable only in a shared writable mapping. */
-	if (!(flags & FAULT_FLAG_WRITE) &&
-	    (vma->vm_flags & shared_write) != shared_write)
+	if (vma->vm_flags & VM_SHARED) {
+		/* Any mm may hold stale entries to the old page-cache page;
+		 * a read fault maps writable in a shared writable mapping.
+		 */
+		if (!(flags & FAULT_FLAG_WRITE) && !(vma->vm_flags & VM_WRITE))
+			return;
+	} else if (!(flags & FAULT_FLAG_WRITE) || !luf_mm_batched(vma->vm_mm)) {
+		/* A private write is only visible to this mm. */
 		return;
+	}
 	if (READ_ONCE(luf_debug_break) != LUF_BREAK_FAULT)
 		luf_settle(LUF_CAUSE_WRITE_FAULT);
 }
 
+/*
+ * A stale read-only translation shows the page-cache content as it was
+ * when the folio was unmapped.  Writes, truncation (including hole
+ * punching) and invalidation after the backing store changed make that
+ * wrong, so they flush first.  remove_mapping() and folio_mkclean() leave
+ * the content as it is: a later copy of the page reads the same data.
+ * Only page caches with deferred folios matter (luf_mapping_pending()).
+ */
 static void luf_hook_file_change(struct address_space *mapping,
 				 enum luf_file_why why)
 {
+	if (why == LUF_FILE_REMOVE || why == LUF_FILE_MKCLEAN ||
+	    !luf_mapping_pending(mapping))
+		return;
 	if (READ_ONCE(luf_debug_break) != LUF_BREAK_WRITE)
 		luf_settle(LUF_CAUSE_FILE_CHANGE);
 }
