@@ -41,4 +41,32 @@ else
 	log "no table in $log"
 	bad=1
 fi
+
+# Reclaim benchmark (scripts/guest/bench.sh): table, RESULT line, chart.
+sed -n '/^# luf-bench-table-begin$/,/^# luf-bench-table-end$/p' "$log" | sed '1d;$d'
+if ! grep '^RESULT reclaim ' "$log"; then
+	log "no RESULT line from the reclaim benchmark in $log"
+	bad=1
+fi
+series=$LUF_OUT/bench-reclaim.dat
+# per sample: run, seconds, TLB shootdown IRQs per second since the last one
+awk '$1 == "#" && $2 == "luf-bench-series:" {
+	run = $3; t = $4; v = $5
+	if ((run in lt) && t > lt[run]) print run, t, (v - lv[run]) / (t - lt[run])
+	lt[run] = t; lv[run] = v
+}' "$log" > "$series"
+if [ -s "$series" ] && command -v gnuplot >/dev/null; then
+	png=$LUF_OUT/bench-reclaim.png
+	gnuplot <<EOG
+set terminal png size 900,450
+set output '$png'
+set title 'Reclaim under memcg pressure, 3 pinned readers: TLB shootdown IRQs per second'
+set xlabel 'seconds into the run'
+set ylabel 'shootdown IRQs / s'
+set key top right
+plot '< grep "^off " $series' using 2:3 with lines lw 2 title 'LUF off', \
+     '< grep "^on " $series' using 2:3 with lines lw 2 title 'LUF on'
+EOG
+	log "chart: $png"
+fi
 exit $bad

@@ -7,6 +7,7 @@
 #   /init                 scripts/guest/init
 #   /luf/run-tests.sh     scripts/guest/run-tests.sh
 #   /luf/demo.sh          scripts/guest/demo.sh
+#   /luf/bench.sh         scripts/guest/bench.sh
 #   /luf/*.ko             $LUF_OUT/*.ko (scripts/module.sh)
 #   /luf/tests/, /luf/bin/, /luf/order   (scripts/selftests.sh)
 #   /luf/extra/<file>     scripts/initramfs.sh --extra FILE (repeatable)
@@ -64,6 +65,7 @@ list=$LUF_OUT/initramfs.list
 	echo "file /init $guest/init 0755 0 0"
 	echo "file /luf/run-tests.sh $guest/run-tests.sh 0755 0 0"
 	echo "file /luf/demo.sh $guest/demo.sh 0755 0 0"
+	echo "file /luf/bench.sh $guest/bench.sh 0755 0 0"
 	for f in "$LUF_OUT"/*.ko; do
 		echo "file /luf/${f##*/} $f 0644 0 0"
 	done

@@ -33,7 +33,7 @@ val() {	# val FILE KEY
 for run in off on; do
 	case $run in off) en=0 ;; on) en=1 ;; esac
 	echo "$en" > /sys/kernel/mm/luf/enabled
-	for f in deferred_folios flushes flushes_skipped held_pages_total; do
+	for f in deferred_folios flushes flushes_skipped held_pages_total forced_write_fault forced_file_change forced_zone_low forced_shrinker forced_timer forced_threshold; do
 		cat "/sys/kernel/debug/luf/$f" > "$D/$run.$f.before"
 	done
 	(
@@ -50,7 +50,7 @@ for run in off on; do
 	wait "$sampler" 2>/dev/null
 	sed "s/^/# bench-$run: /" "$D/$run.out"
 	[ $rc -eq 0 ] || echo "# luf-bench: error: workload ($run) exited $rc"
-	for f in deferred_folios flushes flushes_skipped held_pages_total; do
+	for f in deferred_folios flushes flushes_skipped held_pages_total forced_write_fault forced_file_change forced_zone_low forced_shrinker forced_timer forced_threshold; do
 		echo "# bench-$run: luf/$f=$(( $(cat "/sys/kernel/debug/luf/$f") - $(cat "$D/$run.$f.before") ))"
 	done
 done

@@ -133,4 +133,9 @@ done | awk -v runs="$RUNS" '
 		}
 	}'
 echo "# luf-demo-table-end"
+
+# The reclaim benchmark: LUF off then on in this boot (scripts/guest/bench.sh)
+if [ -x /luf/bench.sh ]; then
+	/luf/bench.sh || status=1
+fi
 exit $status
