@@ -954,6 +954,8 @@ static void *reader_fn(void *arg)
 			if (!pass)
 				atomic_fetch_add(&r->ready, 1);
 			pass++;
+			if (r->pause_us)
+				usleep(r->pause_us);
 		}
 	}
 	if (!pass)
@@ -962,13 +964,14 @@ static void *reader_fn(void *arg)
 }
 
 int luf_readers_start(struct luf_readers *r, const char *base, size_t npages,
-		      const int *cpus, int n)
+		      const int *cpus, int n, unsigned int pause_us)
 {
 	int i, err;
 
 	if (n < 0 || n > LUF_MAX_READERS)
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
+	r->pause_us = pause_us;
 	r->base = base;
 	r->npages = npages;
 	r->n = 0;
@@ -1254,7 +1257,7 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	luf_sys_read(&before);
 	hot = o->hot_pages && o->hot_pages < npages ? o->hot_pages : npages;
 	if ((ret = luf_readers_start(&s.rd, s.f.map, hot, o->reader_cpus,
-				     o->nr_readers)))
+				     o->nr_readers, o->reader_pause_us)))
 		WL_FAIL(ret, "cannot start readers: %s", strerror(-ret));
 	s.readers_on = true;
 
@@ -1303,6 +1306,8 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 			break;
 		}
 		r->rounds++;
+		if (o->round_pause_ms)
+			luf_msleep(o->round_pause_ms);
 	}
 	r->elapsed = luf_now() - t0;
 	luf_readers_stop(&s.rd);
