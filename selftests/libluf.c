@@ -540,6 +540,23 @@ int meminfo_kb(const char *name, uint64_t *kb)
 	return found ? 0 : -ENOENT;
 }
 
+int zoneinfo_pcp_pages(uint64_t *pages)
+{
+	unsigned long long v;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "re");
+	if (!f)
+		return -errno;
+	*pages = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " count: %llu", &v) == 1)
+			*pages += v;
+	fclose(f);
+	return 0;
+}
+
 int interrupts_tlb(uint64_t *val)
 {
 	char *line = NULL, *p, *end;

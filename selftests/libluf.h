@@ -134,6 +134,8 @@ int nr_cpus(void);
 int vmstat_read(const char *name, uint64_t *val);
 /* /proc/meminfo field in kB; -ENOENT if absent. */
 int meminfo_kb(const char *name, uint64_t *kb);
+/* Pages on the per-CPU free lists (sum of "count:" in /proc/zoneinfo). */
+int zoneinfo_pcp_pages(uint64_t *pages);
 /* Sum of the TLB row of /proc/interrupts; -ENOENT if absent. */
 int interrupts_tlb(uint64_t *val);
 /* sync + echo 3 > /proc/sys/vm/drop_caches */
