@@ -540,6 +540,23 @@ int meminfo_kb(const char *name, uint64_t *kb)
 	return found ? 0 : -ENOENT;
 }
 
+int zoneinfo_pcp_pages(uint64_t *pages)
+{
+	unsigned long long v;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "re");
+	if (!f)
+		return -errno;
+	*pages = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " count: %llu", &v) == 1)
+			*pages += v;
+	fclose(f);
+	return 0;
+}
+
 int interrupts_tlb(uint64_t *val)
 {
 	char *line = NULL, *p, *end;
@@ -954,6 +971,8 @@ static void *reader_fn(void *arg)
 			if (!pass)
 				atomic_fetch_add(&r->ready, 1);
 			pass++;
+			if (r->pause_us)
+				usleep(r->pause_us);
 		}
 	}
 	if (!pass)
@@ -962,13 +981,14 @@ static void *reader_fn(void *arg)
 }
 
 int luf_readers_start(struct luf_readers *r, const char *base, size_t npages,
-		      const int *cpus, int n)
+		      const int *cpus, int n, unsigned int pause_us)
 {
 	int i, err;
 
 	if (n < 0 || n > LUF_MAX_READERS)
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
+	r->pause_us = pause_us;
 	r->base = base;
 	r->npages = npages;
 	r->n = 0;
@@ -1254,7 +1274,7 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	luf_sys_read(&before);
 	hot = o->hot_pages && o->hot_pages < npages ? o->hot_pages : npages;
 	if ((ret = luf_readers_start(&s.rd, s.f.map, hot, o->reader_cpus,
-				     o->nr_readers)))
+				     o->nr_readers, o->reader_pause_us)))
 		WL_FAIL(ret, "cannot start readers: %s", strerror(-ret));
 	s.readers_on = true;
 
@@ -1303,6 +1323,8 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 			break;
 		}
 		r->rounds++;
+		if (o->round_pause_ms)
+			luf_msleep(o->round_pause_ms);
 	}
 	r->elapsed = luf_now() - t0;
 	luf_readers_stop(&s.rd);

@@ -134,6 +134,8 @@ int nr_cpus(void);
 int vmstat_read(const char *name, uint64_t *val);
 /* /proc/meminfo field in kB; -ENOENT if absent. */
 int meminfo_kb(const char *name, uint64_t *kb);
+/* Pages on the per-CPU free lists (sum of "count:" in /proc/zoneinfo). */
+int zoneinfo_pcp_pages(uint64_t *pages);
 /* Sum of the TLB row of /proc/interrupts; -ENOENT if absent. */
 int interrupts_tlb(uint64_t *val);
 /* sync + echo 3 > /proc/sys/vm/drop_caches */
@@ -233,16 +235,17 @@ struct luf_readers {
 	atomic_uint_fast64_t pages_read;
 	atomic_uint_fast64_t bad_words;
 	atomic_uint_fast64_t passes;
+	unsigned int pause_us;		/* sleep after each pass (0: spin) */
 };
 
 /*
  * Start @n readers, reader i pinned to @cpus[i], each spinning over the
  * first @npages pages of @base and checking every word it reads against
- * luf_pattern().  Returns once every reader is pinned and has finished
- * one pass.
+ * luf_pattern(), sleeping @pause_us after each pass (0: never).  Returns
+ * once every reader is pinned and has finished one pass.
  */
 int luf_readers_start(struct luf_readers *r, const char *base, size_t npages,
-		      const int *cpus, int n);
+		      const int *cpus, int n, unsigned int pause_us);
 void luf_readers_stop(struct luf_readers *r);
 
 /* ---- workload drivers ------------------------------------------------ */
@@ -266,6 +269,8 @@ struct luf_run_opts {
 	int max_rounds;			/* 0: no limit */
 	double max_seconds;		/* 0: no limit (stops early) */
 	const atomic_int *stop;		/* external stop request or NULL */
+	unsigned int round_pause_ms;	/* initiator sleeps between rounds */
+	unsigned int reader_pause_us;	/* readers sleep after each pass */
 	const char *memcg;		/* cgroup name (MEMCG, DEMOTE) */
 	uint64_t memcg_max;		/* memory.max (MEMCG) */
 	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
