@@ -110,14 +110,30 @@ TEST_F(luf_load, unload_removes_interfaces)
  * (unknown_module_param_cb()); luf.ko is specified to refuse them, so a
  * typo in a parameter never goes unnoticed.
  */
-TEST_F(luf_load, unknown_param_rejected)
+/*
+ * The kernel only warns about unknown parameter names; the module's own
+ * parameter, debug_break, must refuse what it does not allow: any broken
+ * mode without allow_unsafe=1 given first, values out of range, junk.
+ */
+TEST_F(luf_load, bad_params_rejected)
 {
+	static const char * const bad[] = {
+		"debug_break=1",
+		"debug_break=3 allow_unsafe=1",
+		"allow_unsafe=1 debug_break=4",
+		"allow_unsafe=1 debug_break=-1",
+		"allow_unsafe=1 debug_break=1x",
+		"allow_unsafe=1 debug_break=",
+	};
+	unsigned int i;
 	int ret;
 
-	ret = luf_load("luf_no_such_param=1");
-	ASSERT_NE(0, ret) TH_LOG("load with an unknown parameter succeeded");
-	TH_LOG("unknown parameter: %s", strerror(-ret));
-	check_gone(_metadata);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ret = luf_load(bad[i]);
+		ASSERT_NE(0, ret) TH_LOG("load with \"%s\" succeeded", bad[i]);
+		TH_LOG("\"%s\": %s", bad[i], strerror(-ret));
+		check_gone(_metadata);
+	}
 	/* a rejected load leaves nothing that blocks the next one */
 	ASSERT_EQ(0, luf_load(""));
 	check_interfaces(_metadata);
