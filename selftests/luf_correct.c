@@ -1566,8 +1566,9 @@ TEST_F_TIMEOUT(lifecycle, rmmod_under_load, 240)
 /*
  * Whatever runs on a reader CPU in the window flushes its TLB (see
  * BROKEN_ATTEMPTS), so for the whole run: every kernel thread that may
- * move goes to CPU 0, unbound workqueues run on CPU 0, and the per-CPU
- * vmstat work runs every 60 s instead of every second.  Restored at exit.
+ * move goes to CPU 0, and so do device interrupts and unbound workqueues,
+ * and the per-CPU vmstat work runs every 60 s instead of every second.
+ * Restored at exit.
  */
 #define PF_KTHREAD		0x00200000
 #define WQ_CPUMASK		"/sys/devices/virtual/workqueue/cpumask"
@@ -1578,8 +1579,15 @@ struct moved_kthread {
 	cpu_set_t mask;
 };
 
+struct moved_irq {
+	int irq;
+	char mask[64];
+};
+
 static struct moved_kthread *moved;
 static int nr_moved;
+static struct moved_irq *moved_irqs;
+static int nr_moved_irqs;
 static char saved_wq[128], saved_stat[32];
 
 static void restore_file(const char *path, char *saved)
@@ -1593,9 +1601,17 @@ static void quiet_restore(void)
 {
 	int i;
 
+	char path[64];
+
 	for (i = 0; i < nr_moved; i++)
 		sched_setaffinity(moved[i].pid, sizeof(moved[i].mask), &moved[i].mask);
 	nr_moved = 0;
+	for (i = 0; i < nr_moved_irqs; i++) {
+		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity",
+			 moved_irqs[i].irq);
+		write_file_str(path, moved_irqs[i].mask);
+	}
+	nr_moved_irqs = 0;
 	restore_file(WQ_CPUMASK, saved_wq);
 	restore_file(STAT_INTERVAL, saved_stat);
 }
@@ -1657,6 +1673,32 @@ static void quiet_cpus(void)
 		moved[nr_moved].pid = pid;
 		moved[nr_moved].mask = mask;
 		nr_moved++;
+	}
+	if (d)
+		closedir(d);
+	/* device interrupts (and the work their completions queue) too */
+	cap = 0;
+	d = opendir("/proc/irq");
+	while (d && (de = readdir(d))) {
+		struct moved_irq *m;
+		int irq = atoi(de->d_name);
+
+		if (irq <= 0 && strcmp(de->d_name, "0"))
+			continue;
+		if (nr_moved_irqs == cap) {
+			cap = cap ? 2 * cap : 64;
+			moved_irqs = realloc(moved_irqs, cap * sizeof(*moved_irqs));
+			if (!moved_irqs) {
+				nr_moved_irqs = 0;
+				break;
+			}
+		}
+		m = &moved_irqs[nr_moved_irqs];
+		m->irq = irq;
+		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity", irq);
+		save_and_write(path, m->mask, sizeof(m->mask), "1");
+		if (m->mask[0])
+			nr_moved_irqs++;
 	}
 	if (d)
 		closedir(d);
