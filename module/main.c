@@ -223,16 +223,10 @@ static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
 	return luf_release(LUF_CAUSE_ZONE_LOW) > 0;
 }
 
-static unsigned long
-luf_hook_flush_begin(const struct tlbflush_unmap_batch *ubc)
+static void luf_hook_batch_flush(const struct tlbflush_unmap_batch *ubc)
 {
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_flush(ubc);
-	return 0;
-}
-
-static void luf_hook_flush_end(unsigned long token)
-{
 }
 
 static void luf_hook_cpu_flush(void)
@@ -253,8 +247,7 @@ static const struct luf_hook_ops luf_ops = {
 	.write_fault = luf_hook_write_fault,
 	.file_change = luf_hook_file_change,
 	.zone_low = luf_hook_zone_low,
-	.flush_begin = luf_hook_flush_begin,
-	.flush_end = luf_hook_flush_end,
+	.batch_flush = luf_hook_batch_flush,
 	.cpu_flush = luf_hook_cpu_flush,
 	.drain = luf_hook_drain,
 };
