@@ -59,12 +59,15 @@ ver=$(make -s -C "$tree" kernelversion)
 log "applying kernel-hooks/ on $ver"
 while read -r p; do
 	case $p in ''|'#'*) continue ;; esac
-	if ! out=$(patch -d "$tree" -p1 --forward --batch -s --no-backup-if-mismatch \
+	# --fuzz=0: a hunk whose context moved is reported, never guessed at
+	if ! out=$(patch -d "$tree" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch \
 		   -i "$LUF_TOP/kernel-hooks/$p" 2>&1); then
-		echo "$out" | sed 's/^/    /' >&2
-		fails=$(echo "$out" | awk '/^patching file/ {f=$3} /FAILED/ {print f ": " $0}')
-		die "kernel-hooks/$p does not apply to linux-source-6.12 $base ($ver); made on $(cat "$LUF_TOP/kernel-hooks/BASE"):
-$fails"
+		fails=$(echo "$out" | awk '/^patching file/ { f = $3 }
+			/FAILED|malformed|Only garbage/ { print "    " f ": " $0 }')
+		rm -rf "$tree"
+		die "kernel-hooks/$p does not apply to linux-source-6.12 $base ($ver)
+  the series was made on $(cat "$LUF_TOP/kernel-hooks/BASE"); failing hunks:
+${fails:-$out}"
 	fi
 done < "$series"
 
