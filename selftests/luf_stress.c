@@ -13,7 +13,7 @@
  * removed, is within 1% of the level before the first load.
  *
  * Tuning (environment): LUF_STRESS_CYCLES (100), LUF_STRESS_DEADLINE_S
- * (230: stop cycling and fail after this long), LUF_STRESS_SIZE_MB (8),
+ * (540: stop cycling and fail after this long), LUF_STRESS_SIZE_MB (8),
  * LUF_STRESS_ROUND_PAUSE_MS (2000), LUF_STRESS_READER_PAUSE_US (2000).
  */
 #define _GNU_SOURCE
@@ -187,7 +187,7 @@ static pid_t spawn(FIXTURE_DATA(stress) *self, enum luf_wl kind, int init_cpu,
 	return pid;
 }
 
-TEST_F_TIMEOUT(stress, load_unload_under_load, 290)
+TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 {
 	int cycles, i, ret, ncpu = nr_cpus(), nwc, status[NR_WL] = { 0 };
 	uint64_t free_before, free_after, diff, seen_reclaim = 0, seen_migrate = 0;
@@ -198,7 +198,7 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 290)
 	unsigned int deadline;
 
 	cycles = env_uint("LUF_STRESS_CYCLES", 100);
-	deadline = env_uint("LUF_STRESS_DEADLINE_S", 230);
+	deadline = env_uint("LUF_STRESS_DEADLINE_S", 540);
 	migrate = path_exists(LUF_TMP_DIR) && numa_node_has_memory(0) &&
 		  numa_node_has_memory(1);
 	if (!migrate)
