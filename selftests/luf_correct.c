@@ -787,6 +787,18 @@ static void ev_report(const struct ev *e0, const struct ev *e1,
 
 /* ---- a. reuse -------------------------------------------------------- */
 
+/* Stop the readers, unmap their control page and the file mapping. */
+static void oracle_release(struct rd_ctl **rd, void **map, struct tfile *f)
+{
+	rd_stop(*rd);
+	if (*rd)
+		munmap(*rd, sizeof(**rd));
+	*rd = NULL;
+	if (*map)
+		munmap(*map, f->size);
+	*map = NULL;
+}
+
 FIXTURE(reuse) {
 	struct rd_ctl *rd;
 	struct tfile f;
@@ -805,13 +817,7 @@ FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = 1, .dir = LUF_EXT4_DIR };
 
 static void reuse_release(FIXTURE_DATA(reuse) *self)
 {
-	rd_stop(self->rd);
-	if (self->rd)
-		munmap(self->rd, sizeof(*self->rd));
-	self->rd = NULL;
-	if (self->map)
-		munmap(self->map, self->f.size);
-	self->map = NULL;
+	oracle_release(&self->rd, &self->map, &self->f);
 	if (self->poison)
 		munmap(self->poison, POISON_LEN);
 	self->poison = NULL;
@@ -971,13 +977,7 @@ WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 0);
 
 static void write_release(FIXTURE_DATA(write) *self)
 {
-	rd_stop(self->rd);
-	if (self->rd)
-		munmap(self->rd, sizeof(*self->rd));
-	self->rd = NULL;
-	if (self->map)
-		munmap(self->map, self->f.size);
-	self->map = NULL;
+	oracle_release(&self->rd, &self->map, &self->f);
 	if (self->buf)
 		munmap(self->buf, self->f.size);
 	self->buf = NULL;
@@ -1193,13 +1193,7 @@ FIXTURE_VARIANT_ADD(unmap, munmap) { .brk = 0, .munmap = true };
 
 static void unmap_release(FIXTURE_DATA(unmap) *self)
 {
-	rd_stop(self->rd);
-	if (self->rd)
-		munmap(self->rd, sizeof(*self->rd));
-	self->rd = NULL;
-	if (self->map)
-		munmap(self->map, self->f.size);
-	self->map = NULL;
+	oracle_release(&self->rd, &self->map, &self->f);
 	tfile_destroy(&self->f);
 }
 
@@ -1290,13 +1284,7 @@ FIXTURE_VARIANT_ADD(cow, xfs) { .brk = 3, .dir = XFS_DIR };
 
 static void cow_release(FIXTURE_DATA(cow) *self)
 {
-	rd_stop(self->rd);
-	if (self->rd)
-		munmap(self->rd, sizeof(*self->rd));
-	self->rd = NULL;
-	if (self->map)
-		munmap(self->map, self->f.size);
-	self->map = NULL;
+	oracle_release(&self->rd, &self->map, &self->f);
 	tfile_destroy(&self->f);
 }
 
