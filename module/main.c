@@ -153,7 +153,7 @@ static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
 
 static bool luf_hook_free_page(struct page *page, unsigned int order)
 {
-	if (order || !atomic_long_read(&luf_outstanding))
+	if (!atomic_long_read(&luf_outstanding))
 		return false;
 	return luf_park_page(page, order);
 }
