@@ -165,7 +165,8 @@ void luf_batch_exit(void);
 bool luf_pfn_pending(unsigned long pfn);
 bool luf_mapping_pending(struct address_space *mapping);
 void luf_pfn_forget(unsigned long pfn);
-bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro);
+bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro,
+		     unsigned long max_pages);
 unsigned int luf_batch_flush(enum luf_cause cause);
 
 /* Flushes send IPIs: only from task context with interrupts enabled. */
@@ -175,7 +176,7 @@ static inline bool luf_can_flush(void)
 }
 
 /* Held pages (module/park.c) */
-extern atomic_long_t luf_held;
+extern atomic_long_t luf_held, luf_held_peak;
 int luf_park_init(void);
 void luf_park_exit(void);
 bool luf_park_page(struct page *page, unsigned int order);

@@ -142,12 +142,20 @@ bool luf_mapping_pending(struct address_space *mapping)
  * luf_batch_defer - take over the flush of a read-only unmap
  * @folio: the unmapped folio, order 0
  * @ro: its read-only batch
+ * @max_pages: bound on deferred folios plus held pages
+ *
+ * Only pages of pending folios are ever held, and a flush that settles a
+ * folio takes it out of luf_outstanding before its held page is released;
+ * so refusing a deferral while luf_outstanding + luf_held >= @max_pages,
+ * checked and counted under luf_batch_lock, keeps luf_held <= @max_pages.
  *
  * Context: preemption disabled, IRQs enabled.
  * Return: true if @ro is now recorded in the table; false if the table is
- * full or @folio is out of range (the caller flushes as usual).
+ * full, the bound is reached or @folio is out of range (the caller flushes
+ * as usual).
  */
-bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro)
+bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro,
+		     unsigned long max_pages)
 {
 	unsigned long pfn = folio_pfn(folio);
 	struct luf_batch *b;
@@ -156,6 +164,11 @@ bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro)
 	if (pfn >= luf_side_pfns)
 		return false;
 	spin_lock(&luf_batch_lock);
+	if (atomic_long_read(&luf_outstanding) + atomic_long_read(&luf_held) >=
+	    max_pages) {
+		spin_unlock(&luf_batch_lock);
+		return false;
+	}
 	gen = luf_ugen;
 	b = &luf_table[luf_batch_key(gen)];
 	if (b->gen != gen) {
@@ -173,8 +186,8 @@ bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro)
 		luf_map_note(folio->mapping, gen);
 	if (++b->nr >= LUF_BATCH_FOLIOS)
 		WRITE_ONCE(luf_ugen, gen + 1);
-	spin_unlock(&luf_batch_lock);
 	atomic_long_inc(&luf_outstanding);
+	spin_unlock(&luf_batch_lock);
 	trace_luf_defer(pfn, gen);
 	return true;
 }

@@ -2,7 +2,8 @@
 /*
  * Counters in /sys/kernel/debug/luf/, one decimal value per file:
  * <path>_<stat> and migrate_<reason>_<stat> (observe mode), LUF events,
- * forced_<cause>, and the gauges held_pages and pending_folios.
+ * forced_<cause>, and the gauges held_pages, held_pages_peak and
+ * pending_folios.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
@@ -61,6 +62,8 @@ int luf_debugfs_init(void)
 	}
 	debugfs_create_file_unsafe("held_pages", 0444, luf_dir, &luf_held,
 				   &luf_atomic_fops);
+	debugfs_create_file_unsafe("held_pages_peak", 0444, luf_dir,
+				   &luf_held_peak, &luf_atomic_fops);
 	debugfs_create_file_unsafe("pending_folios", 0444, luf_dir,
 				   &luf_outstanding, &luf_atomic_fops);
 	return 0;

@@ -134,8 +134,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 	if (!luf_may_defer(ro->luf_ctx, ro->luf_reason) ||
 	    !luf_folio_deferrable(folio))
 		return false;
-	if (atomic_long_read(&luf_outstanding) >= luf_max_pending_pages() ||
-	    !luf_batch_defer(folio, ro)) {
+	if (!luf_batch_defer(folio, ro, luf_max_pending_pages())) {
 		luf_kick(LUF_CAUSE_THRESHOLD);
 		return false;
 	}

@@ -20,6 +20,7 @@
 static LIST_HEAD(luf_parked);
 static DEFINE_SPINLOCK(luf_park_lock);	/* taken from any context */
 atomic_long_t luf_held;
+atomic_long_t luf_held_peak;		/* highest luf_held since load */
 
 static struct workqueue_struct *luf_wq;
 static struct delayed_work luf_timer_work;
@@ -37,6 +38,7 @@ static struct shrinker *luf_shrinker;
 bool luf_park_page(struct page *page, unsigned int order)
 {
 	unsigned long pfn = page_to_pfn(page), flags;
+	long held, peak;
 
 	/* Only order-0 folios are ever deferred. */
 	if (order || !luf_pfn_pending(pfn))
@@ -44,7 +46,10 @@ bool luf_park_page(struct page *page, unsigned int order)
 	spin_lock_irqsave(&luf_park_lock, flags);
 	list_add_tail(&page->lru, &luf_parked);
 	spin_unlock_irqrestore(&luf_park_lock, flags);
-	atomic_long_inc(&luf_held);
+	held = atomic_long_inc_return(&luf_held);
+	peak = atomic_long_read(&luf_held_peak);
+	while (held > peak && !atomic_long_try_cmpxchg(&luf_held_peak, &peak, held))
+		;
 	luf_count(LUF_EV_PARKED, 1);
 	return true;
 }
@@ -137,6 +142,7 @@ static unsigned long luf_shrink_scan(struct shrinker *s,
 int luf_park_init(void)
 {
 	atomic_long_set(&luf_held, 0);
+	atomic_long_set(&luf_held_peak, 0);
 	luf_wq = alloc_workqueue("luf", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!luf_wq)
 		return -ENOMEM;

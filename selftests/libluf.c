@@ -1179,6 +1179,27 @@ static void wl_cleanup(struct wl_state *s)
 	goto out;							\
 } while (0)
 
+const char *luf_wl_missing(enum luf_wl kind, const struct luf_run_opts *o,
+			   char *why, size_t len)
+{
+	char d[160];
+
+	if (!o->dir || !path_exists(o->dir))
+		snprintf(why, len, "directory %s does not exist",
+			 o->dir ? o->dir : "(null)");
+	else if (kind == LUF_WL_MIGRATE && (!numa_node_has_memory(o->node_a) ||
+					    !numa_node_has_memory(o->node_b)))
+		snprintf(why, len, "NUMA node %d or %d has no memory",
+			 o->node_a, o->node_b);
+	else if (kind == LUF_WL_DEMOTE && !numa_demotion_possible(d, sizeof(d)))
+		snprintf(why, len, "no demotion: %s", d);
+	else if ((kind == LUF_WL_MEMCG || kind == LUF_WL_DEMOTE) && !memcg_available())
+		snprintf(why, len, "no memory controller under %s", LUF_CGROUP_ROOT);
+	else
+		return NULL;
+	return why;
+}
+
 int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	    struct luf_run_res *r)
 {
@@ -1194,21 +1215,16 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	memset(&s, 0, sizeof(s));
 	s.f.fd = -1;
 
-	if (!o->dir || !path_exists(o->dir))
-		WL_FAIL(-ENOENT, "directory %s does not exist", o->dir ? o->dir : "(null)");
+	if (luf_wl_missing(kind, o, r->err, sizeof(r->err))) {
+		ret = -ENODEV;
+		goto out;
+	}
 	if (!sched_getaffinity(0, sizeof(s.saved_affinity), &s.saved_affinity))
 		s.affinity_saved = true;
 	if (o->initiator_cpu >= 0 && (ret = pin_to_cpu(o->initiator_cpu)))
 		WL_FAIL(ret, "cannot pin to CPU %d: %s", o->initiator_cpu, strerror(-ret));
 
-	if (kind == LUF_WL_MIGRATE &&
-	    (!numa_node_has_memory(o->node_a) || !numa_node_has_memory(o->node_b)))
-		WL_FAIL(-ENODEV, "NUMA node %d or %d has no memory", o->node_a, o->node_b);
 	if (kind == LUF_WL_DEMOTE) {
-		char why[160];
-
-		if (!numa_demotion_possible(why, sizeof(why)))
-			WL_FAIL(-ENODEV, "no demotion: %s", why);
 		if (read_file(LUF_DEMOTION_KNOB, s.demotion_saved,
 			      sizeof(s.demotion_saved)) <= 0)
 			WL_FAIL(-EIO, "cannot read %s", LUF_DEMOTION_KNOB);
@@ -1220,8 +1236,6 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	if (kind == LUF_WL_MEMCG || kind == LUF_WL_DEMOTE) {
 		char name[64];
 
-		if (!memcg_available())
-			WL_FAIL(-ENODEV, "no memory controller under %s", LUF_CGROUP_ROOT);
 		if (o->memcg)
 			snprintf(name, sizeof(name), "%s", o->memcg);
 		else

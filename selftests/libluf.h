@@ -30,6 +30,7 @@
 #define LUF_DEMOTION_KNOB	"/sys/kernel/mm/numa/demotion_enabled"
 #define LUF_EXT4_DIR		"/mnt/ext4"
 #define LUF_TMP_DIR		"/mnt/tmp"
+#define LUF_SWAP_DEV		"/dev/zram0"	/* init: mkswap, no swapon */
 
 #define LUF_MAX_READERS		8
 
@@ -299,6 +300,12 @@ struct luf_run_res {
 const char *luf_wl_name(enum luf_wl kind);
 /* Sensible defaults for @kind on this machine (CPU 0 + readers on 1..3). */
 void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind);
+/*
+ * What workload @kind with @o needs and this machine lacks: NULL if
+ * nothing, else @why (a directory, NUMA memory, demotion, memcg).
+ */
+const char *luf_wl_missing(enum luf_wl kind, const struct luf_run_opts *o,
+			   char *why, size_t len);
 /*
  * Run workload @kind.  Returns 0 when the workload ran, -errno (with
  * r->err set) when it could not be set up.  Assertions about the effect

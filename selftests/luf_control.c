@@ -26,16 +26,7 @@ static void assert_no_luf(struct __test_metadata *_metadata)
 static void run(struct __test_metadata *_metadata, enum luf_wl kind,
 		const struct luf_run_opts *o, struct luf_run_res *r)
 {
-	char prefix[32];
-	int ret;
-
-	ret = luf_run(kind, o, r);
-	snprintf(prefix, sizeof(prefix), "%s: ", luf_wl_name(kind));
-	luf_run_log(prefix, r);
-	ASSERT_EQ(0, ret) TH_LOG("%s workload: %s", luf_wl_name(kind), r->err);
-	ASSERT_EQ((uint64_t)0, r->bad_words)
-		TH_LOG("readers saw words that are not the file's content");
-	ASSERT_GT(r->pages_read, (uint64_t)0) TH_LOG("readers made no progress");
+	luf_run_ok(_metadata, kind, o, r);
 	ASSERT_TRUE(r->sys.has_tlb_vmstat)
 		TH_LOG("/proc/vmstat has no nr_tlb_remote_flush (CONFIG_DEBUG_TLBFLUSH?)");
 	ASSERT_GT(r->sys.tlb_remote_flush, (uint64_t)0)
@@ -59,11 +50,6 @@ FIXTURE_TEARDOWN(control)
 {
 }
 
-#define REQUIRE_DIR(dir) do {						\
-	if (!path_exists(dir))						\
-		SKIP(return, "%s does not exist", dir);			\
-} while (0)
-
 TEST_F(control, no_luf_interfaces)
 {
 	/* debugfs is mounted (main() checks), so absence means something */
@@ -77,8 +63,8 @@ TEST_F_TIMEOUT(control, reclaim_pageout, 240)
 	struct luf_run_opts o;
 	struct luf_run_res r;
 
-	REQUIRE_DIR(LUF_EXT4_DIR);
 	luf_run_opts_default(&o, LUF_WL_PAGEOUT);
+	REQUIRE_WL(LUF_WL_PAGEOUT, &o);
 	run(_metadata, LUF_WL_PAGEOUT, &o, &r);
 	ASSERT_GT(r.pages_evicted, (uint64_t)0) TH_LOG("MADV_PAGEOUT evicted nothing");
 }
@@ -88,10 +74,8 @@ TEST_F_TIMEOUT(control, reclaim_memcg, 240)
 	struct luf_run_opts o;
 	struct luf_run_res r;
 
-	REQUIRE_DIR(LUF_EXT4_DIR);
-	if (!memcg_available())
-		SKIP(return, "no memory controller in %s", LUF_CGROUP_ROOT);
 	luf_run_opts_default(&o, LUF_WL_MEMCG);
+	REQUIRE_WL(LUF_WL_MEMCG, &o);
 	run(_metadata, LUF_WL_MEMCG, &o, &r);
 	ASSERT_GT(r.sys.pgsteal, (uint64_t)0) TH_LOG("vmstat pgsteal did not move");
 	ASSERT_GT(r.memcg_pgsteal, (uint64_t)0) TH_LOG("memcg pgsteal is 0");
@@ -102,10 +86,8 @@ TEST_F_TIMEOUT(control, migrate_move_pages, 240)
 	struct luf_run_opts o;
 	struct luf_run_res r;
 
-	REQUIRE_DIR(LUF_TMP_DIR);
-	if (!numa_node_has_memory(0) || !numa_node_has_memory(1))
-		SKIP(return, "needs memory on NUMA nodes 0 and 1");
 	luf_run_opts_default(&o, LUF_WL_MIGRATE);
+	REQUIRE_WL(LUF_WL_MIGRATE, &o);
 	run(_metadata, LUF_WL_MIGRATE, &o, &r);
 	ASSERT_GT(r.pages_migrated, (uint64_t)0) TH_LOG("move_pages moved nothing");
 	ASSERT_GE(r.sys.pgmigrate_success, r.pages_migrated)
@@ -117,14 +99,9 @@ TEST_F_TIMEOUT(control, demotion, 240)
 {
 	struct luf_run_opts o;
 	struct luf_run_res r;
-	char why[160];
 
-	REQUIRE_DIR(LUF_EXT4_DIR);
-	if (!numa_demotion_possible(why, sizeof(why)))
-		SKIP(return, "%s", why);
-	if (!memcg_available())
-		SKIP(return, "no memory controller in %s", LUF_CGROUP_ROOT);
 	luf_run_opts_default(&o, LUF_WL_DEMOTE);
+	REQUIRE_WL(LUF_WL_DEMOTE, &o);
 	run(_metadata, LUF_WL_DEMOTE, &o, &r);
 	ASSERT_GT(r.sys.pgdemote, (uint64_t)0) TH_LOG("pgdemote_* did not move");
 	ASSERT_GT(r.sys.pgmigrate_success, (uint64_t)0);

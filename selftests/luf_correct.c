@@ -56,6 +56,10 @@
  *	pending_folios == 0, held_pages == 0 and released_pages ==
  *	held_pages_total, and nothing is deferred while disabled; enabling
  *	again defers again; the readers never see a wrong word.
+ *  lifecycle.held_bounded (I5, memory)
+ *	max_pending_kb=512 and a memcg reclaim workload that defers more
+ *	than four times that: held_pages_peak never passes 512 KiB, and the
+ *	threshold release ran.
  *  lifecycle.rmmod_under_load (I6)
  *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
  *	succeeds, the workload goes on correctly without the module, no new
@@ -100,6 +104,7 @@
 #include <unistd.h>
 #include <linux/falloc.h>
 #include <sys/mman.h>
+#include <sys/swap.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -696,11 +701,6 @@ static void *anon_buf(size_t len)
 	return p;
 }
 
-#define REQUIRE_DIR(dir) do {						\
-	if (!path_exists(dir))						\
-		SKIP(return, "%s does not exist", dir);			\
-} while (0)
-
 /* ---- attempts -------------------------------------------------------- */
 
 /*
@@ -919,6 +919,7 @@ FIXTURE(write) {
 	void *map;
 	uint64_t *buf;
 	int pipefd[2];
+	bool swapon;
 };
 
 /*
@@ -938,9 +939,10 @@ FIXTURE(write) {
  *   reclaim unmap counted in mm->tlb_flush_batched.  So does XFS
  *   copy_file_range, which reflinks and truncates the destination's page
  *   cache (truncate_pagecache_range()).
- * - tmpfs: without swap, MADV_PAGEOUT unmaps (and defers) but cannot free
- *   the shmem folio, so the change goes into the very page the stale
- *   entries point to.
+ * - tmpfs with swap on LUF_SWAP_DEV (zram, so that the swap-out completes
+ *   and the folio is freed in the MADV_PAGEOUT pass): writes swap the page
+ *   back in as a new folio; truncate_tail zeroes that new folio in
+ *   truncate_inode_partial_folio(), which shmem shares.
  */
 FIXTURE_VARIANT(write) {
 	int brk;
@@ -967,13 +969,13 @@ WRITE_VARIANT(xfs, XFS_DIR, copy_file_range, OP_COPY_RANGE, 0);
 WRITE_VARIANT(xfs, XFS_DIR, punch_hole, OP_PUNCH, 0);
 WRITE_VARIANT(xfs, XFS_DIR, truncate, OP_TRUNC0, 0);
 WRITE_VARIANT(xfs, XFS_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
-WRITE_VARIANT(tmpfs, LUF_TMP_DIR, pwrite, OP_PWRITE, 0);
-WRITE_VARIANT(tmpfs, LUF_TMP_DIR, pwritev, OP_PWRITEV, 0);
-WRITE_VARIANT(tmpfs, LUF_TMP_DIR, splice, OP_SPLICE, 0);
-WRITE_VARIANT(tmpfs, LUF_TMP_DIR, copy_file_range, OP_COPY_RANGE, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, pwrite, OP_PWRITE, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, pwritev, OP_PWRITEV, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, splice, OP_SPLICE, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, copy_file_range, OP_COPY_RANGE, 2);
 WRITE_VARIANT(tmpfs, LUF_TMP_DIR, punch_hole, OP_PUNCH, 0);
 WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate, OP_TRUNC0, 0);
-WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
 
 static void write_release(FIXTURE_DATA(write) *self)
 {
@@ -997,15 +999,26 @@ FIXTURE_SETUP(write)
 	self->map = NULL;
 	self->buf = NULL;
 	self->pipefd[0] = self->pipefd[1] = -1;
+	self->swapon = false;
 	luf_prepare(_metadata, variant->brk);
 	if (_metadata->exit_code)
 		return;
 	REQUIRE_DIR(variant->dir);
+	/* Without swap, reclaim can unmap a shmem folio but never free it */
+	if (!strcmp(variant->dir, LUF_TMP_DIR)) {
+		if (!path_exists(LUF_SWAP_DEV))
+			SKIP(return, "no swap device %s", LUF_SWAP_DEV);
+		ASSERT_EQ(0, swapon(LUF_SWAP_DEV, 0))
+			TH_LOG("swapon %s: %s", LUF_SWAP_DEV, strerror(errno));
+		self->swapon = true;
+	}
 }
 
 FIXTURE_TEARDOWN(write)
 {
 	write_release(self);
+	if (self->swapon && swapoff(LUF_SWAP_DEV))
+		TH_LOG("swapoff %s: %s", LUF_SWAP_DEV, strerror(errno));
 	luf_ensure_unloaded();
 }
 
@@ -1547,6 +1560,42 @@ TEST_F_TIMEOUT(lifecycle, rmmod_under_load, 240)
 	ASSERT_GE(free1 + free0 / 100, free0) TH_LOG("MemFree did not come back");
 	ASSERT_EQ((uint64_t)0, (taint1 & ~taint0) & bad_taint)
 		TH_LOG("the kernel warned or oopsed (see the log)");
+}
+
+/*
+ * I5, the memory bound: with max_pending_kb at BOUND_KB and the timer out
+ * of the way, memcg reclaim that defers many times the bound never holds
+ * more than the bound (held_pages_peak), and the threshold release ran.
+ */
+#define BOUND_KB	512
+
+TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
+{
+	const uint64_t max_pages = BOUND_KB * 1024ULL / ps;
+	uint64_t deferred, peak, forced;
+	struct luf_run_opts o;
+	struct luf_run_res r;
+	char val[16];
+
+	luf_run_opts_default(&o, LUF_WL_MEMCG);
+	REQUIRE_WL(LUF_WL_MEMCG, &o);
+	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	snprintf(val, sizeof(val), "%d", BOUND_KB);
+	ASSERT_EQ(0, luf_knob_write("max_pending_kb", val));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	luf_run_ok(_metadata, LUF_WL_MEMCG, &o, &r);
+	ASSERT_EQ(0, luf_counter_read("deferred_folios", &deferred));
+	ASSERT_EQ(0, luf_counter_read("held_pages_peak", &peak));
+	ASSERT_EQ(0, luf_counter_read("forced_threshold", &forced));
+	note("max_pending_kb=%d (%" PRIu64 " pages): deferred %" PRIu64
+	     ", held_pages_peak %" PRIu64 ", forced_threshold %" PRIu64 "\n",
+	     BOUND_KB, max_pages, deferred, peak, forced);
+	ASSERT_GT(deferred, 4 * max_pages)
+		TH_LOG("too little deferred for the bound to matter");
+	ASSERT_GT(peak, (uint64_t)0) TH_LOG("nothing was ever held");
+	ASSERT_LE(peak, max_pages) TH_LOG("held more than max_pending_kb");
+	ASSERT_GT(forced, (uint64_t)0) TH_LOG("no threshold release");
 }
 
 /* ---- keeping the reader CPUs quiet ---------------------------------- */

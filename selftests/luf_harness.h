@@ -17,6 +17,39 @@
 
 #include "libluf.h"
 
+#define REQUIRE_DIR(dir) do {						\
+	if (!path_exists(dir))						\
+		SKIP(return, "%s does not exist", dir);			\
+} while (0)
+
+/* SKIP unless this machine has what workload @kind with @o needs */
+#define REQUIRE_WL(kind, o) do {					\
+	char why_[200];							\
+									\
+	if (luf_wl_missing(kind, o, why_, sizeof(why_)))		\
+		SKIP(return, "%s", why_);				\
+} while (0)
+
+/*
+ * Run workload @kind and log it; it must have run, its readers must have
+ * made progress and never seen a word that is not the file's content.
+ */
+static inline void luf_run_ok(struct __test_metadata *_metadata,
+			      enum luf_wl kind, const struct luf_run_opts *o,
+			      struct luf_run_res *r)
+{
+	char prefix[32];
+	int ret;
+
+	ret = luf_run(kind, o, r);
+	snprintf(prefix, sizeof(prefix), "%s: ", luf_wl_name(kind));
+	luf_run_log(prefix, r);
+	ASSERT_EQ(0, ret) TH_LOG("%s workload: %s", luf_wl_name(kind), r->err);
+	ASSERT_EQ((uint64_t)0, r->bad_words)
+		TH_LOG("readers saw words that are not the file's content");
+	ASSERT_GT(r->pages_read, (uint64_t)0) TH_LOG("readers made no progress");
+}
+
 /* Standard main() for the luf tests: skip the binary when it cannot run. */
 #define LUF_TEST_MAIN(need_module)					\
 	int main(int argc, char **argv)					\
