@@ -59,12 +59,19 @@ static ssize_t luf_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	ret = luf_parse_ulong(buf, count, ka->min, luf_knob_max(ka), &v);
 	if (ret)
 		return ret;
-	if (ka->knob == LUF_KNOB_ENABLED && v && luf_freed_pages_change())
-		return -EOPNOTSUPP;
-	WRITE_ONCE(luf_knob_val[ka->knob], v);
-	/* Disabling settles everything deferred at once. */
-	if (ka->knob == LUF_KNOB_ENABLED && !v)
-		luf_release(LUF_CAUSE_DISABLE);
+	switch (ka->knob) {
+	case LUF_KNOB_ENABLED:
+	case LUF_KNOB_MIGRC_ENABLED:
+		if (v && luf_freed_pages_change())
+			return -EOPNOTSUPP;
+		WRITE_ONCE(luf_knob_val[ka->knob], v);
+		/* Disabling settles everything deferred at once. */
+		if (!v)
+			luf_release(LUF_CAUSE_DISABLE);
+		break;
+	default:
+		WRITE_ONCE(luf_knob_val[ka->knob], v);
+	}
 	return count;
 }
 

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make demo: build everything, boot the guest in demo mode (scripts/guest/
-# demo.sh: luf_workload reclaim and migrate, module off then on) and print
-# the guest's table of TLB shootdown counters and luf debugfs deltas.
+# demo.sh: luf_workload reclaim and migrate, module off then on; then
+# scripts/guest/bench.sh: the reclaim and MIGRC benchmarks) and print the
+# guest's tables of TLB shootdown counters and luf debugfs deltas, the
+# RESULT lines and a chart.
 # Environment: LUF_DEMO_SECONDS (per workload run, default 10), LUF_TIMEOUT,
 # LUF_CONSOLE (default progress).  The whole guest output is in
 # $LUF_OUT/demo.log; the table also in $LUF_OUT/demo.table.
@@ -42,12 +44,13 @@ else
 	bad=1
 fi
 
-# Reclaim benchmark (scripts/guest/bench.sh): table, RESULT line, chart.
+# Benchmarks (scripts/guest/bench.sh): tables, RESULT lines, chart.
 sed -n '/^# luf-bench-table-begin$/,/^# luf-bench-table-end$/p' "$log" | sed '1d;$d'
-if ! grep '^RESULT reclaim ' "$log"; then
-	log "no RESULT line from the reclaim benchmark in $log"
-	bad=1
-fi
+echo
+grep '^RESULT ' "$log" || true
+for b in reclaim migrc; do
+	grep -q "^RESULT $b " "$log" || { log "no RESULT $b line from the benchmarks in $log"; bad=1; }
+done
 series=$LUF_OUT/bench-reclaim.dat
 # per sample: run, seconds, TLB shootdown IRQs per second since the last one
 awk '$1 == "#" && $2 == "luf-bench-series:" {

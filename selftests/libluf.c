@@ -1086,20 +1086,21 @@ struct wl_state {
 	bool affinity_saved;
 };
 
-static long move_pages_sys(unsigned long count, void **pages, const int *nodes,
-			   int *status)
+long luf_move_pages(unsigned long count, void **pages, const int *nodes,
+		    int *status)
 {
 	return syscall(SYS_move_pages, 0, count, pages, nodes, status,
 		       LUF_MPOL_MF_MOVE_ALL);
 }
 
 /*
- * Move every page of the mapping to @node; retry transient failures.
- * Returns the number of pages that moved; *failed gets the pages that
- * are still elsewhere.  @count_calls is bumped per move_pages(2) call.
+ * Move every page of the mapping to @node, at most @chunk pages (0: all)
+ * per move_pages(2) call; retry transient failures.  Returns the number of
+ * pages that moved; *failed gets the pages that are still elsewhere.
+ * @calls is bumped per move_pages(2) call.
  */
-static long migrate_all(struct wl_state *s, int node, uint64_t *failed,
-			uint64_t *calls)
+static long migrate_all(struct wl_state *s, int node, size_t chunk,
+			uint64_t *failed, uint64_t *calls)
 {
 	size_t n = s->f.npages, i, todo;
 	long moved = 0;
@@ -1107,21 +1108,27 @@ static long migrate_all(struct wl_state *s, int node, uint64_t *failed,
 
 	for (i = 0; i < n; i++)
 		s->pages[i] = (void *)(s->f.map + i * page_size());
-	if (move_pages_sys(n, s->pages, NULL, s->status))
+	if (luf_move_pages(n, s->pages, NULL, s->status))
 		return -errno;
 	todo = 0;
 	for (i = 0; i < n; i++)
 		if (s->status[i] != node)
 			s->pages[todo++] = (void *)(s->f.map + i * page_size());
+	if (!chunk)
+		chunk = n;
 	for (attempt = 0; todo && attempt < 4; attempt++) {
-		size_t left = 0;
+		size_t left = 0, c;
 
 		for (i = 0; i < todo; i++)
 			s->nodes[i] = node;
-		(*calls)++;
-		if (move_pages_sys(todo, s->pages, s->nodes, s->status) < 0 &&
-		    errno != EBUSY && errno != EAGAIN && errno != ENOMEM)
-			return -errno;
+		for (i = 0; i < todo; i += c) {
+			c = todo - i < chunk ? todo - i : chunk;
+			(*calls)++;
+			if (luf_move_pages(c, s->pages + i, s->nodes + i,
+					   s->status + i) < 0 &&
+			    errno != EBUSY && errno != EAGAIN && errno != ENOMEM)
+				return -errno;
+		}
 		for (i = 0; i < todo; i++) {
 			if (s->status[i] == node) {
 				moved++;
@@ -1280,7 +1287,7 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 		uint64_t dummy_failed = 0, dummy_calls = 0;
 
 		/* start from node_a; not counted */
-		moved = migrate_all(&s, o->node_a, &dummy_failed, &dummy_calls);
+		moved = migrate_all(&s, o->node_a, 0, &dummy_failed, &dummy_calls);
 		if (moved < 0)
 			WL_FAIL((int)moved, "move_pages: %s", strerror((int)-moved));
 	}
@@ -1320,7 +1327,8 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 			break;
 		case LUF_WL_MIGRATE:
 			moved = migrate_all(&s, r->rounds % 2 ? o->node_a : o->node_b,
-					    &r->migrate_failed, &r->migrate_calls);
+					    o->migrate_chunk, &r->migrate_failed,
+					    &r->migrate_calls);
 			if (moved < 0)
 				WL_FAIL((int)moved, "move_pages: %s", strerror((int)-moved));
 			r->pages_migrated += moved;

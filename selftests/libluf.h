@@ -276,6 +276,7 @@ struct luf_run_opts {
 	uint64_t memcg_max;		/* memory.max (MEMCG) */
 	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
 	int node_a, node_b;		/* MIGRATE: start on a, move to b, back */
+	size_t migrate_chunk;		/* MIGRATE: pages per move_pages(2), 0: all */
 	const char *tag;		/* file name tag */
 };
 
@@ -296,6 +297,10 @@ struct luf_run_res {
 	struct luf_sys sys;		/* delta over the run */
 	char err[512];
 };
+
+/* move_pages(2) of this process with MPOL_MF_MOVE_ALL; @nodes NULL: query */
+long luf_move_pages(unsigned long count, void **pages, const int *nodes,
+		    int *status);
 
 const char *luf_wl_name(enum luf_wl kind);
 /* Sensible defaults for @kind on this machine (CPU 0 + readers on 1..3). */

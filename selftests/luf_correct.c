@@ -4,9 +4,9 @@
  * tests have teeth: each one that guards a flush of the module fails when
  * that flush is removed on purpose (debug_break, see below).
  *
- * Every test runs with a freshly loaded module, enabled=1 and
- * max_defer_ms=60000, so that only the flush under test (not the timer) can
- * settle what reclaim deferred.  Three reader threads pinned on CPUs 1-3
+ * Every test runs with a freshly loaded module, enabled=1, migrc_enabled=1
+ * and max_defer_ms=60000, so that only the flush under test (not the timer)
+ * can settle what reclaim or migration deferred.  Three reader threads pinned on CPUs 1-3
  * spin over a 16-page read-only mapping and check every 8-byte word; the
  * main thread runs on CPU 0.  A word of a test file at word index i (file
  * offset / 8) of generation g is
@@ -22,16 +22,20 @@
  * exit), keeps the window between the page-out and the change short, and in
  * a broken run makes up to BROKEN_ATTEMPTS attempts per test.
  *
- * Each test pages its mapping out with MADV_PAGEOUT and first asserts that a
- * deferral really happened (deferred_folios moved and held_pages or
- * pending_folios is nonzero); if not, it fails.  Then the oracle:
+ * Each test pages its mapping out with MADV_PAGEOUT (reclaim) or, in the
+ * variants named *_migrate, moves it to node 1 with move_pages(2) (MIGRC:
+ * the source pages are the ones held), and first asserts that a deferral
+ * really happened (deferred_folios moved and held_pages or pending_folios
+ * is nonzero); if not, it fails.  Then the oracle:
  *
- *  reuse.ext4.release_then_alloc (I1)
- *	echo 0 > enabled from CPU 0 releases the held pages onto CPU 0's pcp
- *	lists; CPU 0 at once fills 64 MiB of new anonymous memory with POISON
- *	(pcp lists are LIFO, so the released pages come back first).  Oracle:
- *	no reader ever reads a word other than the file's content.
- *  write.<fs>_<op>.reclaim_then_write (I2), fs in ext4, xfs, tmpfs
+ *  reuse.<ext4|ext4_migrate|tmpfs_migrate>.release_then_alloc (I1)
+ *	echo 0 > enabled (migrc_enabled for *_migrate) from CPU 0 releases
+ *	the held pages onto CPU 0's pcp lists; CPU 0 at once fills 64 MiB of
+ *	new anonymous memory with POISON (pcp lists are LIFO, so the released
+ *	pages come back first).  Oracle: no reader ever reads a word other
+ *	than the file's content.
+ *  write.<fs>_<op>[_migrate].reclaim_then_write (I2), fs in ext4, xfs,
+ *	tmpfs (page-out variants swap tmpfs to zram),
  *	after the deferral, CPU 0 changes the file to generation G+1 (pwrite,
  *	pwritev, splice from a pipe, copy_file_range from another file) or to
  *	zeros (fallocate PUNCH_HOLE of pages 4-11, ftruncate to 0 and back,
@@ -46,7 +50,7 @@
  *	successful read means a stale translation.  The flush here is the
  *	core's (flush_tlb_batched_pending() per mm), not the module's, so
  *	there is no broken mode for it: debug_break cannot remove it.
- *  cow.<ext4|xfs>.write_upgrade (I2, write faults)
+ *  cow.<ext4|xfs|ext4_migrate>.write_upgrade (I2, write faults)
  *	a MAP_PRIVATE PROT_READ|PROT_WRITE file mapping, never written, so
  *	its PTEs are read-only; after the deferral CPU 0 writes generation G+1
  *	into every word (write faults, COW), then publishes.  Oracle as for
@@ -122,6 +126,8 @@
 #define POISON		0x504f49534f4e2121ULL	/* "POISON!!" */
 #define BREAK_PARAM	LUF_MODULE_DIR "/parameters/debug_break"
 #define XFS_DIR		"/mnt/xfs"
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 
 /* The broken mode of this run (LUF_BREAK), 0 for a normal run. */
 static int g_break;
@@ -552,7 +558,7 @@ static void ev_log(const char *what, const struct ev *e)
 
 /*
  * Load luf.ko for a test that broken mode @brk must catch (0: none), with
- * enabled=1 and max_defer_ms=60000; in a broken run, skip a test of
+ * enabled=1, migrc_enabled=1 and max_defer_ms=60000; in a broken run, skip a test of
  * another mode.  Pins the caller to CPU 0.
  */
 static void luf_prepare(struct __test_metadata *_metadata, int brk)
@@ -574,27 +580,72 @@ static void luf_prepare(struct __test_metadata *_metadata, int brk)
 		ASSERT_EQ(0, ret) TH_LOG("debug_break=%s: %s", buf, strerror(-ret));
 	}
 	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
 	ASSERT_EQ(0, pin_to_cpu(0));
 	sync();
 }
 
-/*
- * MADV_PAGEOUT @len bytes at @map and assert that the module deferred the
- * flush: deferred_folios moved and something is held (@need_held) or
- * pending now.  Reads only those counters after the page-out, since the
- * stale entries live only until a kernel thread runs on a reader CPU (the
- * deferred unmap moved the mm's tlb_gen, so coming back from lazy TLB mode
- * flushes).  Prints nothing unless it fails (see the window rule above).
- */
-static void pageout_deferred(struct __test_metadata *_metadata, void *map,
-			     size_t len, struct ev *before, struct ev *after,
-			     bool need_held)
+/* How a test makes the kernel unmap its read-only mapped pages */
+enum how {
+	BY_PAGEOUT,	/* reclaim: MADV_PAGEOUT */
+	BY_MIGRATION,	/* MIGRC: move_pages(2) to MIGRATE_NODE */
+};
+
+#define MIGRATE_NODE	1
+
+static const char *how_skip(enum how how)
 {
+	if (how == BY_MIGRATION && !numa_node_has_memory(MIGRATE_NODE))
+		return "needs memory on NUMA node " STR(MIGRATE_NODE);
+	return NULL;
+}
+
+/* move_pages(2) every page at @map to MIGRATE_NODE; 0 or -errno */
+static int move_to_node(void *map, size_t len)
+{
+	int nodes[NPAGES], status[NPAGES];
+	size_t n = len / ps, i;
+	void *pages[NPAGES];
+
+	if (n > NPAGES)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		pages[i] = (char *)map + i * ps;
+		nodes[i] = MIGRATE_NODE;
+		status[i] = -1;
+	}
+	if (luf_move_pages(n, pages, nodes, status))
+		return -errno;
+	for (i = 0; i < n; i++)
+		if (status[i] != MIGRATE_NODE)
+			return status[i] < 0 ? status[i] : -EAGAIN;
+	return 0;
+}
+
+/*
+ * Unmap @len bytes at @map as @how says and assert that the module
+ * deferred the flush: deferred_folios moved and something is held
+ * (@need_held) or pending now.  Reads only those counters afterwards,
+ * since the stale entries live only until a kernel thread runs on a
+ * reader CPU (the deferred unmap moved the mm's tlb_gen, so coming back
+ * from lazy TLB mode flushes).  Prints nothing unless it fails (see the
+ * window rule above).
+ */
+static void make_deferred(struct __test_metadata *_metadata, enum how how,
+			  void *map, size_t len, struct ev *before,
+			  struct ev *after, bool need_held)
+{
+	int ret = 0;
+
 	ASSERT_EQ(0, ev_read(before));
 	*after = *before;
-	mark("pageout");
-	ASSERT_EQ(0, madvise(map, len, MADV_PAGEOUT)) TH_LOG("MADV_PAGEOUT: %s",
-							      strerror(errno));
+	mark("unmap");
+	if (how == BY_PAGEOUT)
+		ret = madvise(map, len, MADV_PAGEOUT) ? -errno : 0;
+	else
+		ret = move_to_node(map, len);
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", how == BY_PAGEOUT ? "MADV_PAGEOUT" :
+				 "move_pages", strerror(-ret));
 	ASSERT_EQ(0, luf_counter_read("deferred_folios", &after->deferred));
 	ASSERT_EQ(0, luf_counter_read("pending_folios", &after->pending));
 	ASSERT_EQ(0, luf_counter_read("held_pages", &after->held));
@@ -602,7 +653,7 @@ static void pageout_deferred(struct __test_metadata *_metadata, void *map,
 	ASSERT_GT(after->deferred, before->deferred) {
 		ev_log("before", before);
 		ev_log("after", after);
-		TH_LOG("MADV_PAGEOUT deferred nothing: the test would prove nothing");
+		TH_LOG("the unmap deferred nothing: the test would prove nothing");
 	}
 	if (need_held) {
 		ASSERT_GT(after->held, (uint64_t)0) {
@@ -614,7 +665,7 @@ static void pageout_deferred(struct __test_metadata *_metadata, void *map,
 		ASSERT_TRUE(after->held > 0 || after->pending > 0) {
 			ev_log("before", before);
 			ev_log("after", after);
-			TH_LOG("nothing held or pending after the page-out");
+			TH_LOG("nothing held or pending after the unmap");
 		}
 	}
 }
@@ -809,9 +860,16 @@ FIXTURE(reuse) {
 FIXTURE_VARIANT(reuse) {
 	int brk;
 	const char *dir;
+	enum how how;
 };
 
 FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = 1, .dir = LUF_EXT4_DIR };
+FIXTURE_VARIANT_ADD(reuse, ext4_migrate) {
+	.brk = 1, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION,
+};
+FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) {
+	.brk = 1, .dir = LUF_TMP_DIR, .how = BY_MIGRATION,
+};
 
 #define POISON_LEN	(64UL << 20)
 
@@ -834,6 +892,8 @@ FIXTURE_SETUP(reuse)
 	if (_metadata->exit_code)
 		return;
 	REQUIRE_DIR(variant->dir);
+	if (how_skip(variant->how))
+		SKIP(return, "%s", how_skip(variant->how));
 }
 
 FIXTURE_TEARDOWN(reuse)
@@ -846,12 +906,14 @@ static void reuse_once(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(reuse) *self,
 		       const FIXTURE_VARIANT(reuse) *variant, struct rd_sum *s)
 {
+	const char *knob = variant->how == BY_PAGEOUT ? "enabled" : "migrc_enabled";
 	unsigned int gen = first_gen();
 	struct ev e0, e1, e2;
 	uint64_t *p;
 	int ret;
 
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	/* on again: the previous attempt switched it off to release */
+	ASSERT_EQ(0, luf_knob_write(knob, "1"));
 	ret = tfile_create(&self->f, variant->dir, "reuse", NPAGES, gen);
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
 	self->map = map_file(&self->f, PROT_READ, MAP_SHARED);
@@ -872,9 +934,10 @@ static void reuse_once(struct __test_metadata *_metadata,
 	ret = rd_start(self->rd, self->map, NPAGES * ps / 8);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	pageout_deferred(_metadata, self->map, self->f.size, &e0, &e1, true);
+	make_deferred(_metadata, variant->how, self->map, self->f.size, &e0, &e1,
+		      true);
 	/* from CPU 0: everything held goes to CPU 0's pcp lists at once */
-	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, luf_knob_write(knob, "0"));
 	for (; p < self->poison + POISON_LEN / 8; p++)
 		*p = POISON;
 	rd_publish(self->rd);
@@ -948,11 +1011,17 @@ FIXTURE_VARIANT(write) {
 	int brk;
 	const char *dir;
 	enum wop op;
+	enum how how;
 };
 
 #define WRITE_VARIANT(fs, dir_, name, op_, brk_)			\
 	FIXTURE_VARIANT_ADD(write, fs##_##name) {			\
 		.brk = brk_, .dir = dir_, .op = op_,			\
+	}
+/* MIGRC: the page cache now holds the new copy, the old one is held */
+#define WRITE_MIGRATE_VARIANT(fs, dir_, name, op_, brk_)		\
+	FIXTURE_VARIANT_ADD(write, fs##_##name##_migrate) {		\
+		.brk = brk_, .dir = dir_, .op = op_, .how = BY_MIGRATION, \
 	}
 
 WRITE_VARIANT(ext4, LUF_EXT4_DIR, pwrite, OP_PWRITE, 2);
@@ -976,6 +1045,10 @@ WRITE_VARIANT(tmpfs, LUF_TMP_DIR, copy_file_range, OP_COPY_RANGE, 2);
 WRITE_VARIANT(tmpfs, LUF_TMP_DIR, punch_hole, OP_PUNCH, 0);
 WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate, OP_TRUNC0, 0);
 WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
+WRITE_MIGRATE_VARIANT(ext4, LUF_EXT4_DIR, pwrite, OP_PWRITE, 2);
+WRITE_MIGRATE_VARIANT(xfs, XFS_DIR, pwrite, OP_PWRITE, 2);
+WRITE_MIGRATE_VARIANT(tmpfs, LUF_TMP_DIR, pwrite, OP_PWRITE, 2);
+WRITE_MIGRATE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
 
 static void write_release(FIXTURE_DATA(write) *self)
 {
@@ -1004,8 +1077,10 @@ FIXTURE_SETUP(write)
 	if (_metadata->exit_code)
 		return;
 	REQUIRE_DIR(variant->dir);
+	if (how_skip(variant->how))
+		SKIP(return, "%s", how_skip(variant->how));
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
-	if (!strcmp(variant->dir, LUF_TMP_DIR)) {
+	if (variant->how == BY_PAGEOUT && !strcmp(variant->dir, LUF_TMP_DIR)) {
 		if (!path_exists(LUF_SWAP_DEV))
 			SKIP(return, "no swap device %s", LUF_SWAP_DEV);
 		ASSERT_EQ(0, swapon(LUF_SWAP_DEV, 0))
@@ -1154,7 +1229,8 @@ static void write_once(struct __test_metadata *_metadata,
 	ret = rd_start(rd, self->map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	pageout_deferred(_metadata, self->map, self->f.size, &e0, &e1, false);
+	make_deferred(_metadata, variant->how, self->map, self->f.size, &e0, &e1,
+		      false);
 	ret = do_wop(self, variant->op, buf, iov, NPAGES);
 	rd_publish(rd);
 	ASSERT_EQ(0, ret) TH_LOG("the change: %s", strerror(-ret));
@@ -1258,7 +1334,8 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 	ret = rd_start(rd, self->map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	pageout_deferred(_metadata, self->map, self->f.size, &e0, &e1, false);
+	make_deferred(_metadata, BY_PAGEOUT, self->map, self->f.size, &e0, &e1,
+		      false);
 	if (variant->munmap)
 		ret = munmap((char *)self->map + 4 * ps, 8 * ps);
 	else
@@ -1290,10 +1367,14 @@ FIXTURE(cow) {
 FIXTURE_VARIANT(cow) {
 	int brk;
 	const char *dir;
+	enum how how;
 };
 
 FIXTURE_VARIANT_ADD(cow, ext4) { .brk = 3, .dir = LUF_EXT4_DIR };
 FIXTURE_VARIANT_ADD(cow, xfs) { .brk = 3, .dir = XFS_DIR };
+FIXTURE_VARIANT_ADD(cow, ext4_migrate) {
+	.brk = 3, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION,
+};
 
 static void cow_release(FIXTURE_DATA(cow) *self)
 {
@@ -1310,6 +1391,8 @@ FIXTURE_SETUP(cow)
 	if (_metadata->exit_code)
 		return;
 	REQUIRE_DIR(variant->dir);
+	if (how_skip(variant->how))
+		SKIP(return, "%s", how_skip(variant->how));
 }
 
 FIXTURE_TEARDOWN(cow)
@@ -1344,7 +1427,8 @@ static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
 	ret = rd_start(rd, self->map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	pageout_deferred(_metadata, self->map, self->f.size, &e0, &e1, false);
+	make_deferred(_metadata, variant->how, self->map, self->f.size, &e0, &e1,
+		      false);
 	for (i = 0; i < words; i++)
 		w[i] = word(i, gen + 1);
 	rd_publish(rd);

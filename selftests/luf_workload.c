@@ -8,7 +8,8 @@
  *   luf_workload demote  --seconds N [--readers K]	memcg demotion to node 1
  *
  * Options: --size-mb M (file size), --dir D (where the file lives),
- * --hot-pages H (readers spin over the first H pages only; 0 = all).
+ * --hot-pages H (readers spin over the first H pages only; 0 = all),
+ * --chunk P (migrate: at most P pages per move_pages(2) call; 0 = all).
  * The initiator runs on CPU 0 and reader i on CPU i+1.
  *
  * Output, one key=value per line:
@@ -35,7 +36,7 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s reclaim|migrate|memcg|demote --seconds N [--readers K]\n"
-		"          [--size-mb M] [--dir D] [--hot-pages H]\n", argv0);
+		"          [--size-mb M] [--dir D] [--hot-pages H] [--chunk P]\n", argv0);
 	exit(2);
 }
 
@@ -90,6 +91,8 @@ int main(int argc, char **argv)
 			o.dir = argv[++i];
 		else if (!strcmp(opt, "--hot-pages"))
 			o.hot_pages = parse_num(argv[0], opt, argv[++i]);
+		else if (!strcmp(opt, "--chunk"))
+			o.migrate_chunk = parse_num(argv[0], opt, argv[++i]);
 		else
 			usage(argv[0]);
 	}

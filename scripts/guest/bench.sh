@@ -1,21 +1,35 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Reclaim benchmark (/luf/bench.sh, POSIX sh for busybox), run by demo.sh.
-#
-# Three readers pinned on CPUs 1-3 spin over a read-only file mapping larger
-# than the memory.max of the memcg they run in ("luf_workload memcg"), once
-# with /sys/kernel/mm/luf/enabled=0 and once with 1, in the same boot with
-# luf.ko loaded.  Prints, per run, the workload's deltas (sum of the TLB row
-# of /proc/interrupts, nr_tlb_remote_flush, pages read by the readers) and
-# the luf counters, a time series "# luf-bench-series: RUN T TLB" sampled
-# every 0.5 s for the host's chart, and one line
+# Benchmarks (/luf/bench.sh, POSIX sh for busybox), run by demo.sh.  Each
+# runs the same workload twice in this boot with luf.ko loaded, the knob
+# at 0 and then at 1, with three readers pinned on CPUs 1-3:
+#  - reclaim (enabled): the readers spin over a read-only ext4 file mapping
+#    larger than the memory.max of their memcg ("luf_workload memcg");
+#  - migrc (migrc_enabled): the readers spin over a read-only tmpfs file
+#    mapping that CPU 0 moves between node 0 and node 1 with move_pages(2),
+#    16 pages a call ("luf_workload migrate --chunk 16");
+#  - migrc-demote (migrc_enabled): memory.reclaim with demotion enabled on
+#    a memcg holding the readers' ext4 file ("luf_workload demote").
+# Prints, per run, the workload's deltas (sum of the TLB row of
+# /proc/interrupts, nr_tlb_remote_flush, reader progress, pages reclaimed
+# or migrated) and the luf counters, a time series
+# "# luf-bench-series: RUN T TLB" sampled every 0.5 s for the host's
+# chart, a table per benchmark and the lines
 #   RESULT reclaim shootdowns_off=N shootdowns_on=N reduction_pct=X
 #          reads_off=N reads_on=N
+#   RESULT migrc remote_flush_off=N remote_flush_on=N reduction_pct=X
+#          migrated_off=N migrated_on=N
+#   RESULT migrc-demote remote_flush_off=N remote_flush_on=N reduction_pct=X
+#          demoted_off=N demoted_on=N
 # (reads are pages read per second).
 
 SECS=${LUF_BENCH_SECONDS:-${LUF_DEMO_SECONDS:-10}}
 D=/tmp/luf-bench
+DBG=/sys/kernel/debug/luf
+COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
+forced_write_fault forced_file_change forced_zone_low forced_shrinker
+forced_timer forced_threshold"
 mkdir -p "$D"
 
 tlb_sum() {
@@ -30,47 +44,97 @@ val() {	# val FILE KEY
 [ -d /sys/kernel/mm/luf ] || insmod "${LUF_KO:-/luf/luf.ko}" || {
 	echo "# luf-bench: error: cannot load luf.ko"; exit 1; }
 
-for run in off on; do
-	case $run in off) en=0 ;; on) en=1 ;; esac
-	echo "$en" > /sys/kernel/mm/luf/enabled
-	for f in deferred_folios flushes flushes_skipped held_pages_total forced_write_fault forced_file_change forced_zone_low forced_shrinker forced_timer forced_threshold; do
-		cat "/sys/kernel/debug/luf/$f" > "$D/$run.$f.before"
-	done
-	(
-		t0=$(cut -d' ' -f1 /proc/uptime)
-		while :; do
-			echo "# luf-bench-series: $run $(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime) $(tlb_sum)"
-			sleep 0.5
+# pair NAME KNOB WORKLOAD-ARGS...: NAME-off and NAME-on (series: off/on for
+# the reclaim chart, NAME-off/NAME-on otherwise)
+pair() {
+	name=$1 knob=$2
+	shift 2
+	for run in off on; do
+		case $run in off) en=0 ;; on) en=1 ;; esac
+		tag=$name-$run
+		[ "$name" = reclaim ] && tag=$run
+		echo "$en" > "/sys/kernel/mm/luf/$knob"
+		for f in $COUNTERS; do cat "$DBG/$f" > "$D/$name-$run.$f.before"; done
+		(
+			t0=$(cut -d' ' -f1 /proc/uptime)
+			while :; do
+				echo "# luf-bench-series: $tag $(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime) $(tlb_sum)"
+				sleep 0.5
+			done
+		) &
+		sampler=$!
+		luf_workload "$@" --seconds "$SECS" --readers 3 > "$D/$name-$run.out" 2>&1
+		rc=$?
+		kill "$sampler" 2>/dev/null
+		wait "$sampler" 2>/dev/null
+		sed "s/^/# bench-$name-$run: /" "$D/$name-$run.out"
+		[ $rc -eq 0 ] || echo "# luf-bench: error: workload $name ($run) exited $rc"
+		for f in $COUNTERS; do
+			# held_pages_peak is a high-water mark since load, not a count
+			case $f in
+			held_pages_peak) v=$(cat "$DBG/$f") ;;
+			*) v=$(( $(cat "$DBG/$f") - $(cat "$D/$name-$run.$f.before") )) ;;
+			esac
+			echo "# bench-$name-$run: luf/$f=$v"
 		done
-	) &
-	sampler=$!
-	luf_workload memcg --seconds "$SECS" --readers 3 > "$D/$run.out" 2>&1
-	rc=$?
-	kill "$sampler" 2>/dev/null
-	wait "$sampler" 2>/dev/null
-	sed "s/^/# bench-$run: /" "$D/$run.out"
-	[ $rc -eq 0 ] || echo "# luf-bench: error: workload ($run) exited $rc"
-	for f in deferred_folios flushes flushes_skipped held_pages_total forced_write_fault forced_file_change forced_zone_low forced_shrinker forced_timer forced_threshold; do
-		echo "# bench-$run: luf/$f=$(( $(cat "/sys/kernel/debug/luf/$f") - $(cat "$D/$run.$f.before") ))"
 	done
-done
-echo 0 > /sys/kernel/mm/luf/enabled
+	echo 0 > "/sys/kernel/mm/luf/$knob"
+}
 
-off_s=$(val "$D/off.out" tlb_irqs); on_s=$(val "$D/on.out" tlb_irqs)
-off_f=$(val "$D/off.out" nr_tlb_remote_flush); on_f=$(val "$D/on.out" nr_tlb_remote_flush)
-off_r=$(val "$D/off.out" pages_read); on_r=$(val "$D/on.out" pages_read)
-off_t=$(val "$D/off.out" seconds); on_t=$(val "$D/on.out" seconds)
-off_p=$(val "$D/off.out" pgsteal); on_p=$(val "$D/on.out" pgsteal)
-awk -v os="$off_s" -v ns="$on_s" -v of="$off_f" -v nf="$on_f" -v orr="$off_r" \
-    -v nr="$on_r" -v ot="$off_t" -v nt="$on_t" -v op="$off_p" -v np="$on_p" 'BEGIN {
-	printf "# luf-bench-table-begin\n"
-	printf "%-34s %14s %14s\n", "reclaim benchmark (memcg)", "LUF off", "LUF on"
-	printf "%-34s %14d %14d\n", "TLB shootdown IRQs (TLB row sum)", os, ns
-	printf "%-34s %14d %14d\n", "nr_tlb_remote_flush", of, nf
-	printf "%-34s %14d %14d\n", "pages reclaimed (memcg pgsteal)", op, np
-	printf "%-34s %14.0f %14.0f\n", "reader pages read per second", orr / ot, nr / nt
-	printf "# luf-bench-table-end\n"
-	red = os > 0 ? 100 * (os - ns) / os : 0
-	printf "RESULT reclaim shootdowns_off=%d shootdowns_on=%d reduction_pct=%.1f reads_off=%.0f reads_on=%.0f\n",
-	       os, ns, red, orr / ot, nr / nt
-}'
+# table NAME TITLE WORK-KEY WORK-LABEL
+table() {
+	awk -v name="$1" -v title="$2" -v wk="$3" -v wl="$4" '
+	function v(f, k,   l) { while ((getline l < f) > 0) if (index(l, k "=") == 1) { close(f); return substr(l, length(k) + 2) } close(f); return 0 }
+	BEGIN {
+		off = "/tmp/luf-bench/" name "-off.out"; on = "/tmp/luf-bench/" name "-on.out"
+		printf "%-34s %14s %14s\n", title, "LUF off", "LUF on"
+		printf "%-34s %14d %14d\n", "TLB shootdown IRQs (TLB row sum)", v(off, "tlb_irqs"), v(on, "tlb_irqs")
+		printf "%-34s %14d %14d\n", "nr_tlb_remote_flush", v(off, "nr_tlb_remote_flush"), v(on, "nr_tlb_remote_flush")
+		printf "%-34s %14d %14d\n", wl, v(off, wk), v(on, wk)
+		printf "%-34s %14.0f %14.0f\n", "reader pages read per second",
+		       v(off, "pages_read") / (v(off, "seconds") + 1e-9), v(on, "pages_read") / (v(on, "seconds") + 1e-9)
+	}'
+}
+
+pct() {	# pct OFF ON
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a > 0 ? 100 * (a - b) / a : 0 }'
+}
+
+pair reclaim enabled memcg
+pair migrc migrc_enabled migrate --chunk 16
+demote=0
+# demotion needs a second memory tier (x86: node 1 from HMAT)
+if [ "$(ls -d /sys/devices/virtual/memory_tiering/memory_tier* 2>/dev/null | wc -l)" -ge 2 ]; then
+	pair migrc-demote migrc_enabled demote
+	demote=1
+else
+	echo "# luf-bench: no second memory tier: no demotion benchmark"
+fi
+
+echo "# luf-bench-table-begin"
+table reclaim "reclaim benchmark (memcg)" pgsteal "pages reclaimed (memcg pgsteal)"
+echo
+table migrc "MIGRC benchmark (move_pages)" pages_migrated "pages migrated"
+if [ $demote = 1 ]; then
+	echo
+	table migrc-demote "MIGRC benchmark (demotion)" pgdemote "pages demoted (pgdemote)"
+fi
+echo "# luf-bench-table-end"
+
+o=$D/reclaim-off.out n=$D/reclaim-on.out
+echo "RESULT reclaim shootdowns_off=$(val "$o" tlb_irqs) shootdowns_on=$(val "$n" tlb_irqs)" \
+     "reduction_pct=$(pct "$(val "$o" tlb_irqs)" "$(val "$n" tlb_irqs)")" \
+     "reads_off=$(awk -v p="$(val "$o" pages_read)" -v s="$(val "$o" seconds)" 'BEGIN { printf "%.0f", p / s }')" \
+     "reads_on=$(awk -v p="$(val "$n" pages_read)" -v s="$(val "$n" seconds)" 'BEGIN { printf "%.0f", p / s }')"
+o=$D/migrc-off.out n=$D/migrc-on.out
+echo "RESULT migrc remote_flush_off=$(val "$o" nr_tlb_remote_flush)" \
+     "remote_flush_on=$(val "$n" nr_tlb_remote_flush)" \
+     "reduction_pct=$(pct "$(val "$o" nr_tlb_remote_flush)" "$(val "$n" nr_tlb_remote_flush)")" \
+     "migrated_off=$(val "$o" pages_migrated) migrated_on=$(val "$n" pages_migrated)"
+if [ $demote = 1 ]; then
+	o=$D/migrc-demote-off.out n=$D/migrc-demote-on.out
+	echo "RESULT migrc-demote remote_flush_off=$(val "$o" nr_tlb_remote_flush)" \
+	     "remote_flush_on=$(val "$n" nr_tlb_remote_flush)" \
+	     "reduction_pct=$(pct "$(val "$o" nr_tlb_remote_flush)" "$(val "$n" nr_tlb_remote_flush)")" \
+	     "demoted_off=$(val "$o" pgdemote) demoted_on=$(val "$n" pgdemote)"
+fi
