@@ -64,6 +64,10 @@
  *	max_pending_kb=512 and a memcg reclaim workload that defers more
  *	than four times that: held_pages_peak never passes 512 KiB, and the
  *	threshold release ran.
+ *  lifecycle.alloc_near_limit (I5, MIGRC)
+ *	move_pages rounds until pages are held, then CPU 0 allocates and
+ *	touches MemAvailable + held - 48 MiB: it completes, and zone_low or
+ *	the shrinker gave the held pages back.
  *  lifecycle.rmmod_under_load (I6)
  *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
  *	succeeds, the workload goes on correctly without the module, no new
@@ -836,24 +840,87 @@ static void ev_report(const struct ev *e0, const struct ev *e1,
 	ev_log(what, e2);
 }
 
-/* ---- a. reuse -------------------------------------------------------- */
-
-/* Stop the readers, unmap their control page and the file mapping. */
-static void oracle_release(struct rd_ctl **rd, void **map, struct tfile *f)
+/*
+ * Right after the change: publish it, let the readers check for HOLD_MS
+ * (rd_hold()), stop them, read the counters into @e2, log the attempt
+ * (@what: the moment of @e2) and sum up what the readers saw in @s.
+ */
+static void oracle_check(struct __test_metadata *_metadata, struct rd_ctl *rd,
+			 const struct ev *e0, const struct ev *e1, struct ev *e2,
+			 const char *what, struct rd_sum *s)
 {
-	rd_stop(*rd);
-	if (*rd)
-		munmap(*rd, sizeof(**rd));
-	*rd = NULL;
-	if (*map)
-		munmap(*map, f->size);
-	*map = NULL;
+	rd_publish(rd);
+	ASSERT_TRUE(rd_hold(rd)) TH_LOG("readers made no progress");
+	rd_stop(rd);
+	ASSERT_EQ(0, ev_read(e2));
+	ev_report(e0, e1, e2, what);
+	rd_summary(rd, s);
 }
 
-FIXTURE(reuse) {
+/*
+ * The body of a test with attempts: @once(_metadata, self, variant, &s)
+ * makes one attempt and fills the struct rd_sum s; @bad (an expression
+ * of s) counts the violations the oracle saw.
+ */
+#define RUN_ATTEMPTS(once, bad, what) do {				\
+	struct outcome o_ = { 0 };					\
+	struct rd_sum s;						\
+	int i_;								\
+									\
+	for (i_ = 0; i_ < nr_attempts(); i_++) {			\
+		settle(i_);						\
+		once(_metadata, self, variant, &s);			\
+		if (attempt_done(&o_, i_, bad, s.bad_fault))		\
+			break;						\
+	}								\
+	verdict(_metadata, &o_, what);					\
+} while (0)
+
+/* ---- a. reuse -------------------------------------------------------- */
+
+/* What every oracle fixture has: the readers, the test file, its mapping */
+struct oracle {
 	struct rd_ctl *rd;
 	struct tfile f;
 	void *map;
+};
+
+/*
+ * Stop the readers, unmap their control page and the file mapping, and
+ * remove the test file; fine to call again.
+ */
+static void oracle_release(struct oracle *o)
+{
+	rd_stop(o->rd);
+	if (o->rd)
+		munmap(o->rd, sizeof(*o->rd));
+	o->rd = NULL;
+	if (o->map)
+		munmap(o->map, o->f.size);
+	o->map = NULL;
+	tfile_destroy(&o->f);
+}
+
+/*
+ * FIXTURE_SETUP of an oracle test: luf_prepare(), and SKIP without @dir or
+ * what @how needs.
+ */
+static void oracle_setup(struct __test_metadata *_metadata, struct oracle *o,
+			 int brk, const char *dir, enum how how)
+{
+	o->rd = NULL;
+	o->f.fd = -1;
+	o->map = NULL;
+	luf_prepare(_metadata, brk);
+	if (_metadata->exit_code)
+		return;
+	REQUIRE_DIR(dir);
+	if (how_skip(how))
+		SKIP(return, "%s", how_skip(how));
+}
+
+FIXTURE(reuse) {
+	struct oracle o;
 	uint64_t *poison;
 };
 
@@ -875,25 +942,16 @@ FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) {
 
 static void reuse_release(FIXTURE_DATA(reuse) *self)
 {
-	oracle_release(&self->rd, &self->map, &self->f);
+	oracle_release(&self->o);
 	if (self->poison)
 		munmap(self->poison, POISON_LEN);
 	self->poison = NULL;
-	tfile_destroy(&self->f);
 }
 
 FIXTURE_SETUP(reuse)
 {
-	self->rd = NULL;
-	self->f.fd = -1;
-	self->map = NULL;
 	self->poison = NULL;
-	luf_prepare(_metadata, variant->brk);
-	if (_metadata->exit_code)
-		return;
-	REQUIRE_DIR(variant->dir);
-	if (how_skip(variant->how))
-		SKIP(return, "%s", how_skip(variant->how));
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 }
 
 FIXTURE_TEARDOWN(reuse)
@@ -914,14 +972,14 @@ static void reuse_once(struct __test_metadata *_metadata,
 
 	/* on again: the previous attempt switched it off to release */
 	ASSERT_EQ(0, luf_knob_write(knob, "1"));
-	ret = tfile_create(&self->f, variant->dir, "reuse", NPAGES, gen);
+	ret = tfile_create(&self->o.f, variant->dir, "reuse", NPAGES, gen);
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
-	self->map = map_file(&self->f, PROT_READ, MAP_SHARED);
-	ASSERT_NE(NULL, self->map);
-	self->rd = rd_alloc();
-	ASSERT_NE(NULL, self->rd);
-	self->rd->mode = RD_CONTENT;
-	self->rd->old_gen = self->rd->new_gen = gen;
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, self->o.rd);
+	self->o.rd->mode = RD_CONTENT;
+	self->o.rd->old_gen = self->o.rd->new_gen = gen;
 	prefault_stack(256 << 10);
 	cow_break_all();
 	/* after cow_break_all(): it must stay unpopulated until the release */
@@ -931,22 +989,16 @@ static void reuse_once(struct __test_metadata *_metadata,
 	self->poison = p;
 	/* order-0 pages from the pcp lists, not THPs from the buddy */
 	ASSERT_EQ(0, madvise(p, POISON_LEN, MADV_NOHUGEPAGE));
-	ret = rd_start(self->rd, self->map, NPAGES * ps / 8);
+	ret = rd_start(self->o.rd, self->o.map, NPAGES * ps / 8);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	make_deferred(_metadata, variant->how, self->map, self->f.size, &e0, &e1,
+	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
 		      true);
 	/* from CPU 0: everything held goes to CPU 0's pcp lists at once */
 	ASSERT_EQ(0, luf_knob_write(knob, "0"));
 	for (; p < self->poison + POISON_LEN / 8; p++)
 		*p = POISON;
-	rd_publish(self->rd);
-	ASSERT_TRUE(rd_hold(self->rd)) TH_LOG("readers made no progress");
-	rd_stop(self->rd);
-	ASSERT_EQ(0, ev_read(&e2));
-
-	ev_report(&e0, &e1, &e2, "after release");
-	rd_summary(self->rd, s);
+	oracle_check(_metadata, self->o.rd, &e0, &e1, &e2, "after release", s);
 	note("readers: %" PRIu64 " words not of the file, %" PRIu64
 		       " of them POISON\n", s->corrupt, s->poison);
 	ASSERT_EQ((uint64_t)0, e2.held) TH_LOG("disabling left pages held");
@@ -956,17 +1008,8 @@ static void reuse_once(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(reuse, release_then_alloc, 300)
 {
-	struct outcome o = { 0 };
-	struct rd_sum s;
-	int i;
-
-	for (i = 0; i < nr_attempts(); i++) {
-		settle(i);
-		reuse_once(_metadata, self, variant, &s);
-		if (attempt_done(&o, i, s.corrupt + s.stale, s.bad_fault))
-			break;
-	}
-	verdict(_metadata, &o, "reader read reused memory");
+	RUN_ATTEMPTS(reuse_once, s.corrupt + s.stale,
+		     "reader read reused memory");
 }
 
 /* ---- b. reclaim then write ----------------------------------------- */
@@ -977,9 +1020,8 @@ enum wop {
 };
 
 FIXTURE(write) {
-	struct rd_ctl *rd;
-	struct tfile f, src;
-	void *map;
+	struct oracle o;
+	struct tfile src;
 	uint64_t *buf;
 	int pipefd[2];
 	bool swapon;
@@ -1052,11 +1094,10 @@ WRITE_MIGRATE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
 
 static void write_release(FIXTURE_DATA(write) *self)
 {
-	oracle_release(&self->rd, &self->map, &self->f);
 	if (self->buf)
-		munmap(self->buf, self->f.size);
+		munmap(self->buf, self->o.f.size);
 	self->buf = NULL;
-	tfile_destroy(&self->f);
+	oracle_release(&self->o);
 	tfile_destroy(&self->src);
 	if (self->pipefd[0] >= 0) {
 		close(self->pipefd[0]);
@@ -1067,18 +1108,13 @@ static void write_release(FIXTURE_DATA(write) *self)
 
 FIXTURE_SETUP(write)
 {
-	self->rd = NULL;
-	self->f.fd = self->src.fd = -1;
-	self->map = NULL;
+	self->src.fd = -1;
 	self->buf = NULL;
 	self->pipefd[0] = self->pipefd[1] = -1;
 	self->swapon = false;
-	luf_prepare(_metadata, variant->brk);
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 	if (_metadata->exit_code)
 		return;
-	REQUIRE_DIR(variant->dir);
-	if (how_skip(variant->how))
-		SKIP(return, "%s", how_skip(variant->how));
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
 	if (variant->how == BY_PAGEOUT && !strcmp(variant->dir, LUF_TMP_DIR)) {
 		if (!path_exists(LUF_SWAP_DEV))
@@ -1116,21 +1152,21 @@ static int fill_pipe(int fd, const void *buf, size_t len)
 static int do_wop(FIXTURE_DATA(write) *self, enum wop op, const void *buf,
 		  const struct iovec *iov, int iovcnt)
 {
-	size_t size = self->f.size, done = 0;
+	size_t size = self->o.f.size, done = 0;
 	loff_t off_in, off_out;
 	ssize_t n;
 
 	switch (op) {
 	case OP_PWRITE:
-		n = pwrite(self->f.fd, buf, size, 0);
+		n = pwrite(self->o.f.fd, buf, size, 0);
 		return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
 	case OP_PWRITEV:
-		n = pwritev(self->f.fd, iov, iovcnt, 0);
+		n = pwritev(self->o.f.fd, iov, iovcnt, 0);
 		return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
 	case OP_SPLICE:
 		while (done < size) {
 			off_out = done;
-			n = splice(self->pipefd[0], NULL, self->f.fd, &off_out,
+			n = splice(self->pipefd[0], NULL, self->o.f.fd, &off_out,
 				   size - done, 0);
 			if (n <= 0)
 				return n < 0 ? -errno : -EIO;
@@ -1140,7 +1176,7 @@ static int do_wop(FIXTURE_DATA(write) *self, enum wop op, const void *buf,
 	case OP_COPY_RANGE:
 		while (done < size) {
 			off_in = off_out = done;
-			n = copy_file_range(self->src.fd, &off_in, self->f.fd,
+			n = copy_file_range(self->src.fd, &off_in, self->o.f.fd,
 					    &off_out, size - done, 0);
 			if (n <= 0)
 				return n < 0 ? -errno : -EIO;
@@ -1148,15 +1184,15 @@ static int do_wop(FIXTURE_DATA(write) *self, enum wop op, const void *buf,
 		}
 		return 0;
 	case OP_PUNCH:
-		return fallocate(self->f.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		return fallocate(self->o.f.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				 4 * ps, 8 * ps) ? -errno : 0;
 	case OP_TRUNC0:
-		if (ftruncate(self->f.fd, 0) || ftruncate(self->f.fd, size))
+		if (ftruncate(self->o.f.fd, 0) || ftruncate(self->o.f.fd, size))
 			return -errno;
 		return 0;
 	case OP_TRUNC_TAIL:
-		if (ftruncate(self->f.fd, size - ps / 2) ||
-		    ftruncate(self->f.fd, size))
+		if (ftruncate(self->o.f.fd, size - ps / 2) ||
+		    ftruncate(self->o.f.fd, size))
 			return -errno;
 		return 0;
 	}
@@ -1175,11 +1211,11 @@ static void write_once(struct __test_metadata *_metadata,
 	uint64_t *buf;
 	int ret;
 
-	ret = tfile_create(&self->f, variant->dir, "write", NPAGES, gen);
+	ret = tfile_create(&self->o.f, variant->dir, "write", NPAGES, gen);
 	ASSERT_EQ(0, ret) TH_LOG("test file in %s: %s", variant->dir, strerror(-ret));
-	self->map = map_file(&self->f, PROT_READ, MAP_SHARED);
-	ASSERT_NE(NULL, self->map);
-	buf = self->buf = anon_buf(self->f.size);
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	buf = self->buf = anon_buf(self->o.f.size);
 	ASSERT_NE(NULL, buf);
 	for (i = 0; i < words; i++)
 		buf[i] = word(i, gen + 1);
@@ -1189,16 +1225,16 @@ static void write_once(struct __test_metadata *_metadata,
 	}
 	if (variant->op == OP_SPLICE) {
 		ASSERT_EQ(0, pipe(self->pipefd));
-		ASSERT_LE((ssize_t)self->f.size,
-			  fcntl(self->pipefd[1], F_SETPIPE_SZ, (int)(2 * self->f.size)));
-		ASSERT_EQ(0, fill_pipe(self->pipefd[1], buf, self->f.size));
+		ASSERT_LE((ssize_t)self->o.f.size,
+			  fcntl(self->pipefd[1], F_SETPIPE_SZ, (int)(2 * self->o.f.size)));
+		ASSERT_EQ(0, fill_pipe(self->pipefd[1], buf, self->o.f.size));
 	}
 	if (variant->op == OP_COPY_RANGE) {
 		ret = tfile_create(&self->src, variant->dir, "src", NPAGES, gen + 1);
 		ASSERT_EQ(0, ret) TH_LOG("source file: %s", strerror(-ret));
 	}
 
-	rd = self->rd = rd_alloc();
+	rd = self->o.rd = rd_alloc();
 	ASSERT_NE(NULL, rd);
 	rd->mode = RD_CONTENT;
 	rd->old_gen = gen;
@@ -1217,7 +1253,7 @@ static void write_once(struct __test_metadata *_metadata,
 		break;
 	case OP_TRUNC_TAIL:
 		rd->new_gen = gen;
-		rd->zlo = (self->f.size - ps / 2) / 8;
+		rd->zlo = (self->o.f.size - ps / 2) / 8;
 		rd->zhi = words;
 		break;
 	default:
@@ -1226,44 +1262,27 @@ static void write_once(struct __test_metadata *_metadata,
 	}
 	prefault_stack(256 << 10);
 	cow_break_all();
-	ret = rd_start(rd, self->map, words);
+	ret = rd_start(rd, self->o.map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	make_deferred(_metadata, variant->how, self->map, self->f.size, &e0, &e1,
+	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
 		      false);
 	ret = do_wop(self, variant->op, buf, iov, NPAGES);
-	rd_publish(rd);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after change", s);
 	ASSERT_EQ(0, ret) TH_LOG("the change: %s", strerror(-ret));
-	ASSERT_TRUE(rd_hold(rd)) TH_LOG("readers made no progress");
-	rd_stop(rd);
-	ASSERT_EQ(0, ev_read(&e2));
-
-	ev_report(&e0, &e1, &e2, "after change");
-	rd_summary(rd, s);
 	write_release(self);
 }
 
 TEST_F_TIMEOUT(write, reclaim_then_write, 300)
 {
-	struct outcome o = { 0 };
-	struct rd_sum s;
-	int i;
-
-	for (i = 0; i < nr_attempts(); i++) {
-		settle(i);
-		write_once(_metadata, self, variant, &s);
-		if (attempt_done(&o, i, s.stale + s.corrupt, s.bad_fault))
-			break;
-	}
-	verdict(_metadata, &o, "reader read old or foreign content after the change");
+	RUN_ATTEMPTS(write_once, s.stale + s.corrupt,
+		     "reader read old or foreign content after the change");
 }
 
 /* ---- c. mprotect / munmap ----------------------------------------- */
 
 FIXTURE(unmap) {
-	struct rd_ctl *rd;
-	struct tfile f;
-	void *map;
+	struct oracle o;
 };
 
 /*
@@ -1280,26 +1299,14 @@ FIXTURE_VARIANT(unmap) {
 FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
 FIXTURE_VARIANT_ADD(unmap, munmap) { .brk = 0, .munmap = true };
 
-static void unmap_release(FIXTURE_DATA(unmap) *self)
-{
-	oracle_release(&self->rd, &self->map, &self->f);
-	tfile_destroy(&self->f);
-}
-
 FIXTURE_SETUP(unmap)
 {
-	self->rd = NULL;
-	self->f.fd = -1;
-	self->map = NULL;
-	luf_prepare(_metadata, variant->brk);
-	if (_metadata->exit_code)
-		return;
-	REQUIRE_DIR(LUF_EXT4_DIR);
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_EXT4_DIR, BY_PAGEOUT);
 }
 
 FIXTURE_TEARDOWN(unmap)
 {
-	unmap_release(self);
+	oracle_release(&self->o);
 	luf_ensure_unloaded();
 }
 
@@ -1311,13 +1318,13 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 	struct ev e0, e1, e2;
 	struct rd_ctl *rd;
 	struct rd_sum s;
-	int ret;
+	int ret, err;
 
-	ret = tfile_create(&self->f, LUF_EXT4_DIR, "unmap", NPAGES, gen);
+	ret = tfile_create(&self->o.f, LUF_EXT4_DIR, "unmap", NPAGES, gen);
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
-	self->map = map_file(&self->f, PROT_READ, MAP_SHARED);
-	ASSERT_NE(NULL, self->map);
-	rd = self->rd = rd_alloc();
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	rd = self->o.rd = rd_alloc();
 	ASSERT_NE(NULL, rd);
 	rd->mode = RD_FAULT;
 	rd->old_gen = rd->new_gen = gen;
@@ -1331,25 +1338,20 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 	}
 	prefault_stack(256 << 10);
 	cow_break_all();
-	ret = rd_start(rd, self->map, words);
+	ret = rd_start(rd, self->o.map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	make_deferred(_metadata, BY_PAGEOUT, self->map, self->f.size, &e0, &e1,
+	make_deferred(_metadata, BY_PAGEOUT, self->o.map, self->o.f.size, &e0, &e1,
 		      false);
 	if (variant->munmap)
-		ret = munmap((char *)self->map + 4 * ps, 8 * ps);
+		ret = munmap((char *)self->o.map + 4 * ps, 8 * ps);
 	else
-		ret = mprotect(self->map, self->f.size, PROT_NONE);
-	rd_publish(rd);
-	ASSERT_EQ(0, ret) TH_LOG("%s: %s", variant->munmap ? "munmap" : "mprotect",
-				 strerror(errno));
+		ret = mprotect(self->o.map, self->o.f.size, PROT_NONE);
+	err = errno;
 	/* nothing may be mapped into the hole while the readers look at it */
-	ASSERT_TRUE(rd_hold(rd)) TH_LOG("readers made no progress");
-	rd_stop(rd);
-	ASSERT_EQ(0, ev_read(&e2));
-
-	ev_report(&e0, &e1, &e2, "after the call");
-	rd_summary(rd, &s);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the call", &s);
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", variant->munmap ? "munmap" : "mprotect",
+				 strerror(err));
 	/* every reader must really have tried the range after the signal */
 	ASSERT_GE(s.post_faults, (uint64_t)NREADERS) TH_LOG("readers did not fault");
 	attempt_done(&o, 0, s.read_after + s.corrupt, s.bad_fault);
@@ -1359,9 +1361,7 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 /* ---- d. write upgrade (COW of a never-written private mapping) ----- */
 
 FIXTURE(cow) {
-	struct rd_ctl *rd;
-	struct tfile f;
-	void *map;
+	struct oracle o;
 };
 
 FIXTURE_VARIANT(cow) {
@@ -1376,28 +1376,14 @@ FIXTURE_VARIANT_ADD(cow, ext4_migrate) {
 	.brk = 3, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION,
 };
 
-static void cow_release(FIXTURE_DATA(cow) *self)
-{
-	oracle_release(&self->rd, &self->map, &self->f);
-	tfile_destroy(&self->f);
-}
-
 FIXTURE_SETUP(cow)
 {
-	self->rd = NULL;
-	self->f.fd = -1;
-	self->map = NULL;
-	luf_prepare(_metadata, variant->brk);
-	if (_metadata->exit_code)
-		return;
-	REQUIRE_DIR(variant->dir);
-	if (how_skip(variant->how))
-		SKIP(return, "%s", how_skip(variant->how));
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 }
 
 FIXTURE_TEARDOWN(cow)
 {
-	cow_release(self);
+	oracle_release(&self->o);
 	luf_ensure_unloaded();
 }
 
@@ -1411,9 +1397,9 @@ static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
 	struct rd_ctl *rd;
 	int ret;
 
-	ret = tfile_create(&self->f, variant->dir, "cow", NPAGES, gen);
+	ret = tfile_create(&self->o.f, variant->dir, "cow", NPAGES, gen);
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
-	rd = self->rd = rd_alloc();
+	rd = self->o.rd = rd_alloc();
 	ASSERT_NE(NULL, rd);
 	rd->mode = RD_CONTENT;
 	rd->old_gen = gen;
@@ -1421,39 +1407,24 @@ static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
 	prefault_stack(256 << 10);
 	cow_break_all();
 	/* after cow_break_all(), which would write to it */
-	self->map = map_file(&self->f, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	ASSERT_NE(NULL, self->map);
-	w = self->map;
-	ret = rd_start(rd, self->map, words);
+	self->o.map = map_file(&self->o.f, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	ASSERT_NE(NULL, self->o.map);
+	w = self->o.map;
+	ret = rd_start(rd, self->o.map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	make_deferred(_metadata, variant->how, self->map, self->f.size, &e0, &e1,
+	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
 		      false);
 	for (i = 0; i < words; i++)
 		w[i] = word(i, gen + 1);
-	rd_publish(rd);
-	ASSERT_TRUE(rd_hold(rd)) TH_LOG("readers made no progress");
-	rd_stop(rd);
-	ASSERT_EQ(0, ev_read(&e2));
-
-	ev_report(&e0, &e1, &e2, "after the writes");
-	rd_summary(rd, s);
-	cow_release(self);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the writes", s);
+	oracle_release(&self->o);
 }
 
 TEST_F_TIMEOUT(cow, write_upgrade, 300)
 {
-	struct outcome o = { 0 };
-	struct rd_sum s;
-	int i;
-
-	for (i = 0; i < nr_attempts(); i++) {
-		settle(i);
-		cow_once(_metadata, self, variant, &s);
-		if (attempt_done(&o, i, s.stale + s.corrupt, s.bad_fault))
-			break;
-	}
-	verdict(_metadata, &o, "reader read the old page after the write");
+	RUN_ATTEMPTS(cow_once, s.stale + s.corrupt,
+		     "reader read the old page after the write");
 }
 
 /* ---- e, f. disable and rmmod under load ----------------------------- */
@@ -1461,6 +1432,7 @@ TEST_F_TIMEOUT(cow, write_upgrade, 300)
 struct loop {
 	pthread_t th;
 	atomic_int stop;
+	enum luf_wl kind;
 	struct luf_run_opts o;
 	struct luf_run_res r;
 	int ret;
@@ -1471,17 +1443,21 @@ static void *loop_fn(void *arg)
 {
 	struct loop *l = arg;
 
-	l->ret = luf_run(LUF_WL_PAGEOUT, &l->o, &l->r);
+	l->ret = luf_run(l->kind, &l->o, &l->r);
 	return NULL;
 }
 
-/* MADV_PAGEOUT rounds over a 4 MiB ext4 file, readers on 16 pages of it */
-static int loop_start(struct loop *l)
+/*
+ * Workload @kind (default options, a 4 MiB file, readers on 16 pages of it)
+ * in a thread until loop_stop()
+ */
+static int loop_start(struct loop *l, enum luf_wl kind)
 {
 	int err;
 
 	memset(l, 0, sizeof(*l));
-	luf_run_opts_default(&l->o, LUF_WL_PAGEOUT);
+	l->kind = kind;
+	luf_run_opts_default(&l->o, kind);
 	l->o.size = 4 << 20;
 	l->o.hot_pages = NPAGES;
 	/* until stopped (bounded by max_seconds) */
@@ -1562,7 +1538,7 @@ TEST_F_TIMEOUT(lifecycle, disable_under_load, 240)
 	ASSERT_EQ(0, luf_load(""));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-	ASSERT_EQ(0, loop_start(&self->l));
+	ASSERT_EQ(0, loop_start(&self->l, LUF_WL_PAGEOUT));
 	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
 	/* let it defer some more while pages are held */
 	luf_msleep(300);
@@ -1619,7 +1595,7 @@ TEST_F_TIMEOUT(lifecycle, rmmod_under_load, 240)
 	ASSERT_EQ(0, luf_load(""));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-	ASSERT_EQ(0, loop_start(&self->l));
+	ASSERT_EQ(0, loop_start(&self->l, LUF_WL_PAGEOUT));
 	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
 	luf_msleep(300);
 	ASSERT_EQ(0, ev_read(&e0));
@@ -1680,6 +1656,58 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 	ASSERT_GT(peak, (uint64_t)0) TH_LOG("nothing was ever held");
 	ASSERT_LE(peak, max_pages) TH_LOG("held more than max_pending_kb");
 	ASSERT_GT(forced, (uint64_t)0) TH_LOG("no threshold release");
+}
+
+/*
+ * MIGRC part 1: held sources never make an allocation fail that stock
+ * 6.12 would satisfy.  move_pages rounds run (migrc_enabled=1, the timer
+ * out of the way) until pages are held; then CPU 0 allocates and touches
+ * MemAvailable + held - ALLOC_SLACK_MB of anonymous memory, more than is
+ * available unless the held pages come back (zone_low, shrinker).  It
+ * must complete (no OOM kill, no failed mmap) and the pages must have been
+ * given back on the way.
+ */
+#define ALLOC_SLACK_MB	48
+
+TEST_F_TIMEOUT(lifecycle, alloc_near_limit, 240)
+{
+	uint64_t avail_kb, held0, held1, zl0, zl1, sh0, sh1, len;
+	struct luf_run_opts o;
+	char *p;
+	size_t i;
+
+	luf_run_opts_default(&o, LUF_WL_MIGRATE);
+	REQUIRE_WL(LUF_WL_MIGRATE, &o);
+	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, loop_start(&self->l, LUF_WL_MIGRATE));
+	ASSERT_TRUE(wait_counter("held_pages", 2048)) TH_LOG("too little was held");
+	loop_stop(&self->l);
+	loop_check(_metadata, &self->l);
+
+	ASSERT_EQ(0, luf_counter_read("held_pages", &held0));
+	ASSERT_EQ(0, luf_counter_read("forced_zone_low", &zl0));
+	ASSERT_EQ(0, luf_counter_read("forced_shrinker", &sh0));
+	ASSERT_EQ(0, meminfo_kb("MemAvailable", &avail_kb));
+	len = (avail_kb + held0 * (ps / 1024) - ALLOC_SLACK_MB * 1024ULL) * 1024;
+	note("held %" PRIu64 " pages, MemAvailable %" PRIu64 " kB: allocating %"
+	     PRIu64 " MiB\n", held0, avail_kb, len >> 20);
+	ASSERT_GT(held0 * (ps / 1024), (uint64_t)ALLOC_SLACK_MB * 1024 / 8)
+		TH_LOG("too little held for the test to mean anything");
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < len; i += ps)
+		p[i] = 1;
+	ASSERT_EQ(0, luf_counter_read("held_pages", &held1));
+	ASSERT_EQ(0, luf_counter_read("forced_zone_low", &zl1));
+	ASSERT_EQ(0, luf_counter_read("forced_shrinker", &sh1));
+	munmap(p, len);
+	note("after: held %" PRIu64 " pages, forced_zone_low +%" PRIu64
+	     ", forced_shrinker +%" PRIu64 "\n", held1, zl1 - zl0, sh1 - sh0);
+	ASSERT_GT(zl1 + sh1, zl0 + sh0) TH_LOG("the held pages were never given back");
+	ASSERT_LT(held1, held0);
 }
 
 /* ---- keeping the reader CPUs quiet ---------------------------------- */
