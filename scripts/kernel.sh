@@ -26,6 +26,14 @@ key=$( { echo "$base $LUF_ARCH"; cat "$series" "$frag";
 tree=$LUF_CACHE/kernel/$LUF_ARCH-$key
 mkdir -p "$LUF_OUT" "$LUF_CACHE/kernel"
 
+cached() {
+	[ -f "$tree/.luf-built" ] || return 1
+	log "kernel $LUF_ARCH $key: cached in $tree"
+	echo "$tree" > "$LUF_OUT/kdir"
+}
+# A finished tree is never written again: a hit needs no lock.
+cached && exit 0
+
 # One build at a time per cache: concurrent runs wait for each other.
 exec 9>"$LUF_CACHE/kernel/.lock"
 if ! flock -n 9; then
@@ -43,11 +51,8 @@ kmake() {
 	     CC="ccache ${cross}gcc" "$@"
 }
 
-if [ -f "$tree/.luf-built" ]; then
-	log "kernel $LUF_ARCH $key: cached in $tree"
-	echo "$tree" > "$LUF_OUT/kdir"
-	exit 0
-fi
+# built by the run we waited for?
+cached && exit 0
 
 rm -rf "$tree" "$tree.tmp"
 mkdir -p "$tree.tmp"

@@ -50,11 +50,12 @@
  *	successful read means a stale translation.  The flush here is the
  *	core's (flush_tlb_batched_pending() per mm), not the module's, so
  *	there is no broken mode for it: debug_break cannot remove it.
- *  cow.<ext4|xfs|ext4_migrate>.write_upgrade (I2, write faults)
- *	a MAP_PRIVATE PROT_READ|PROT_WRITE file mapping, never written, so
- *	its PTEs are read-only; after the deferral CPU 0 writes generation G+1
- *	into every word (write faults, COW), then publishes.  Oracle as for
- *	write.
+ *  cow.<ext4|xfs|ext4_migrate|ext4_shared|ext4_shared_migrate|
+ *	tmpfs_shared_migrate>.write_upgrade (I2, write faults)
+ *	a MAP_PRIVATE (COW) or MAP_SHARED (*_shared) PROT_READ|PROT_WRITE
+ *	file mapping, never written, so its PTEs are read-only; after the
+ *	deferral CPU 0 writes generation G+1 into every word (write faults),
+ *	then publishes.  Oracle as for write.
  *  lifecycle.disable_under_load (I5, disable)
  *	readers and a MADV_PAGEOUT loop run; echo 0 > enabled: right after,
  *	pending_folios == 0, held_pages == 0 and released_pages ==
@@ -65,9 +66,9 @@
  *	than four times that: held_pages_peak never passes 512 KiB, and the
  *	threshold release ran.
  *  lifecycle.alloc_near_limit (I5, MIGRC)
- *	move_pages rounds until pages are held, then CPU 0 allocates and
- *	touches MemAvailable + held - 48 MiB: it completes, and zone_low or
- *	the shrinker gave the held pages back.
+ *	move_pages rounds until pages are held, then, while they go on, CPU 0
+ *	allocates and touches MemAvailable + held - 48 MiB: it completes, and
+ *	zone_low or the shrinker gave the held pages back.
  *  lifecycle.rmmod_under_load (I6)
  *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
  *	succeeds, the workload goes on correctly without the module, no new
@@ -1368,12 +1369,35 @@ FIXTURE_VARIANT(cow) {
 	int brk;
 	const char *dir;
 	enum how how;
+	bool shared;
 };
 
+/*
+ * MAP_PRIVATE: the write faults COW the never-written file pages.  After a
+ * page-out the PTEs are empty and only the module's write_fault flush
+ * stands between the new anonymous pages and the stale entries (brk 3).
+ * After a migration the PTEs map the new copy read-only, and the COW
+ * replaces each with ptep_clear_flush(), which flushes that address on
+ * every CPU of the mm: the core covers it, no broken mode.
+ * MAP_SHARED (PROT_READ | PROT_WRITE): read faults map the clean page-cache
+ * pages read-only (write notification); a write fault then makes the PTE
+ * of the page-cache page writable without any flush (after a page-out:
+ * a new folio read back; after a migration: the new copy), so the module's
+ * write_fault flush is the only one (brk 3).
+ */
 FIXTURE_VARIANT_ADD(cow, ext4) { .brk = 3, .dir = LUF_EXT4_DIR };
 FIXTURE_VARIANT_ADD(cow, xfs) { .brk = 3, .dir = XFS_DIR };
 FIXTURE_VARIANT_ADD(cow, ext4_migrate) {
-	.brk = 3, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION,
+	.brk = 0, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION,
+};
+FIXTURE_VARIANT_ADD(cow, ext4_shared) {
+	.brk = 3, .dir = LUF_EXT4_DIR, .shared = true,
+};
+FIXTURE_VARIANT_ADD(cow, ext4_shared_migrate) {
+	.brk = 3, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION, .shared = true,
+};
+FIXTURE_VARIANT_ADD(cow, tmpfs_shared_migrate) {
+	.brk = 3, .dir = LUF_TMP_DIR, .how = BY_MIGRATION, .shared = true,
 };
 
 FIXTURE_SETUP(cow)
@@ -1407,7 +1431,8 @@ static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
 	prefault_stack(256 << 10);
 	cow_break_all();
 	/* after cow_break_all(), which would write to it */
-	self->o.map = map_file(&self->o.f, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	self->o.map = map_file(&self->o.f, PROT_READ | PROT_WRITE,
+			       variant->shared ? MAP_SHARED : MAP_PRIVATE);
 	ASSERT_NE(NULL, self->o.map);
 	w = self->o.map;
 	ret = rd_start(rd, self->o.map, words);
@@ -1661,7 +1686,8 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 /*
  * MIGRC part 1: held sources never make an allocation fail that stock
  * 6.12 would satisfy.  move_pages rounds run (migrc_enabled=1, the timer
- * out of the way) until pages are held; then CPU 0 allocates and touches
+ * out of the way) until pages are held; then, with the rounds still
+ * running, CPU 0 allocates and touches
  * MemAvailable + held - ALLOC_SLACK_MB of anonymous memory, more than is
  * available unless the held pages come back (zone_low, shrinker).  It
  * must complete (no OOM kill, no failed mmap) and the pages must have been
@@ -1683,9 +1709,8 @@ TEST_F_TIMEOUT(lifecycle, alloc_near_limit, 240)
 	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
 	ASSERT_EQ(0, loop_start(&self->l, LUF_WL_MIGRATE));
 	ASSERT_TRUE(wait_counter("held_pages", 2048)) TH_LOG("too little was held");
-	loop_stop(&self->l);
-	loop_check(_metadata, &self->l);
 
+	/* the migration goes on while CPU 0 allocates */
 	ASSERT_EQ(0, luf_counter_read("held_pages", &held0));
 	ASSERT_EQ(0, luf_counter_read("forced_zone_low", &zl0));
 	ASSERT_EQ(0, luf_counter_read("forced_shrinker", &sh0));
@@ -1704,6 +1729,8 @@ TEST_F_TIMEOUT(lifecycle, alloc_near_limit, 240)
 	ASSERT_EQ(0, luf_counter_read("forced_zone_low", &zl1));
 	ASSERT_EQ(0, luf_counter_read("forced_shrinker", &sh1));
 	munmap(p, len);
+	loop_stop(&self->l);
+	loop_check(_metadata, &self->l);
 	note("after: held %" PRIu64 " pages, forced_zone_low +%" PRIu64
 	     ", forced_shrinker +%" PRIu64 "\n", held1, zl1 - zl0, sh1 - sh0);
 	ASSERT_GT(zl1 + sh1, zl0 + sh0) TH_LOG("the held pages were never given back");
