@@ -3,7 +3,8 @@
 #
 # Benchmarks (/luf/bench.sh, POSIX sh for busybox), run by demo.sh.  Each
 # runs the same workload twice in this boot with luf.ko loaded, the knob
-# at 0 and then at 1, with three readers pinned on CPUs 1-3:
+# at 0 and then at 1, with three readers pinned on CPUs 1-3 and NUMA
+# balancing off:
 #  - reclaim (enabled): the readers spin over a read-only ext4 file mapping
 #    larger than the memory.max of their memcg ("luf_workload memcg");
 #  - migrc (migrc_enabled): the readers spin over a read-only tmpfs file
@@ -43,6 +44,14 @@ val() {	# val FILE KEY
 
 [ -d /sys/kernel/mm/luf ] || insmod "${LUF_KO:-/luf/luf.ko}" || {
 	echo "# luf-bench: error: cannot load luf.ko"; exit 1; }
+
+# NUMA balancing off for every run (restored at the end): its periodic PTE
+# scans flush the readers' TLBs whatever LUF does, and in the migrc runs
+# its hinting faults would move node-1 pages back behind move_pages' back.
+NB=/proc/sys/kernel/numa_balancing
+nb_saved=$(cat "$NB" 2>/dev/null)
+[ -n "$nb_saved" ] && echo 0 > "$NB"
+echo "# luf-bench: numa_balancing=$(cat "$NB" 2>/dev/null || echo absent) during the runs (was ${nb_saved:-absent})"
 
 # pair NAME KNOB WORKLOAD-ARGS...: NAME-off and NAME-on (series: off/on for
 # the reclaim chart, NAME-off/NAME-on otherwise)
@@ -110,6 +119,8 @@ if [ "$(ls -d /sys/devices/virtual/memory_tiering/memory_tier* 2>/dev/null | wc 
 else
 	echo "# luf-bench: no second memory tier: no demotion benchmark"
 fi
+
+[ -n "$nb_saved" ] && echo "$nb_saved" > "$NB"
 
 echo "# luf-bench-table-begin"
 table reclaim "reclaim benchmark (memcg)" pgsteal "pages reclaimed (memcg pgsteal)"
