@@ -110,7 +110,13 @@ int luf_sysfs_init(void)
 	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 0;
 	luf_knob_val[LUF_KNOB_OBSERVE] = 1;
 	luf_knob_val[LUF_KNOB_MAX_PENDING_KB] = min(65536UL, luf_total_kb() / 16);
-	luf_knob_val[LUF_KNOB_MAX_DEFER_MS] = 1000;
+	/*
+	 * Nothing but memory depends on how long a flush waits: held pages
+	 * are bounded by max_pending_kb and given back under pressure, and
+	 * every change of content flushes first.  Each expiry costs one
+	 * round of IPIs, so the bound is seconds, not milliseconds.
+	 */
+	luf_knob_val[LUF_KNOB_MAX_DEFER_MS] = 5000;
 
 	luf_kobj = kobject_create_and_add("luf", mm_kobj);
 	if (!luf_kobj)

@@ -65,10 +65,6 @@
  *	max_pending_kb=512 and a memcg reclaim workload that defers more
  *	than four times that: held_pages_peak never passes 512 KiB, and the
  *	threshold release ran.
- *  lifecycle.alloc_near_limit (I5, MIGRC)
- *	move_pages rounds until pages are held, then, while they go on, CPU 0
- *	allocates and touches MemAvailable + held - 48 MiB: it completes, and
- *	zone_low or the shrinker gave the held pages back.
  *  lifecycle.rmmod_under_load (I6)
  *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
  *	succeeds, the workload goes on correctly without the module, no new
@@ -116,7 +112,6 @@
 #include <sys/swap.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 
 #include "luf_harness.h"
 
@@ -1531,15 +1526,11 @@ static int read_tainted(uint64_t *v)
 
 FIXTURE(lifecycle) {
 	struct loop l;
-	pid_t child;		/* alloc_near_limit */
-	int child_fd;
 };
 
 FIXTURE_SETUP(lifecycle)
 {
 	memset(&self->l, 0, sizeof(self->l));
-	self->child = 0;
-	self->child_fd = -1;
 	if (g_break)
 		SKIP(return, "not a test of broken mode %d", g_break);
 	if (nr_cpus() < 1 + NREADERS)
@@ -1551,10 +1542,6 @@ FIXTURE_SETUP(lifecycle)
 
 FIXTURE_TEARDOWN(lifecycle)
 {
-	if (self->child_fd >= 0)
-		close(self->child_fd);	/* a waiting child exits */
-	if (self->child > 0)
-		waitpid(self->child, NULL, 0);
 	loop_stop(&self->l);
 	luf_ensure_unloaded();
 }
@@ -1692,89 +1679,6 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 	ASSERT_GT(peak, (uint64_t)0) TH_LOG("nothing was ever held");
 	ASSERT_LE(peak, max_pages) TH_LOG("held more than max_pending_kb");
 	ASSERT_GT(forced, (uint64_t)0) TH_LOG("no threshold release");
-}
-
-/*
- * MIGRC part 1: held sources never make an allocation fail that stock
- * 6.12 would satisfy.  move_pages rounds run (migrc_enabled=1, the timer
- * out of the way) until pages are held; then, with the rounds still
- * running, a child on CPU 0 allocates and touches MemAvailable + held -
- * ALLOC_SLACK_MB of anonymous memory, more than is available unless the
- * held pages come back (zone_low, shrinker).  It must complete (no OOM
- * kill, no failed mmap) and the pages must have been given back on the
- * way.  The child is forked before anything is deferred: a write fault in
- * an mm with deferred unmaps settles them (write_fault), which would give
- * the pages back for another reason.
- */
-#define ALLOC_SLACK_MB	48
-
-/* In the child: wait for the length, then allocate and touch it all */
-static int alloc_child(int fd)
-{
-	uint64_t len = 0, i;
-	char *p;
-
-	if (read(fd, &len, sizeof(len)) != sizeof(len) || !len)
-		return 0;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return 2;
-	for (i = 0; i < len; i += ps)
-		p[i] = 1;
-	return 0;
-}
-
-TEST_F_TIMEOUT(lifecycle, alloc_near_limit, 240)
-{
-	uint64_t avail_kb, held0, held1, zl0, zl1, sh0, sh1, len;
-	struct luf_run_opts o;
-	int pfd[2], status;
-	pid_t pid;
-
-	luf_run_opts_default(&o, LUF_WL_MIGRATE);
-	REQUIRE_WL(LUF_WL_MIGRATE, &o);
-	ASSERT_EQ(0, pipe(pfd));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (!pid) {
-		close(pfd[1]);
-		_exit(alloc_child(pfd[0]));
-	}
-	close(pfd[0]);
-	self->child = pid;
-	self->child_fd = pfd[1];
-	ASSERT_EQ(0, luf_load(""));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
-	ASSERT_EQ(0, loop_start(&self->l, LUF_WL_MIGRATE));
-	ASSERT_TRUE(wait_counter("held_pages", 2048)) TH_LOG("too little was held");
-
-	/* the migration goes on while the child allocates */
-	ASSERT_EQ(0, luf_counter_read("held_pages", &held0));
-	ASSERT_EQ(0, luf_counter_read("forced_zone_low", &zl0));
-	ASSERT_EQ(0, luf_counter_read("forced_shrinker", &sh0));
-	ASSERT_EQ(0, meminfo_kb("MemAvailable", &avail_kb));
-	len = (avail_kb + held0 * (ps / 1024) - ALLOC_SLACK_MB * 1024ULL) * 1024;
-	note("held %" PRIu64 " pages, MemAvailable %" PRIu64 " kB: allocating %"
-	     PRIu64 " MiB\n", held0, avail_kb, len >> 20);
-	ASSERT_GT(held0 * (ps / 1024), (uint64_t)ALLOC_SLACK_MB * 1024 / 8)
-		TH_LOG("too little held for the test to mean anything");
-	ASSERT_EQ((ssize_t)sizeof(len), write(self->child_fd, &len, sizeof(len)));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	self->child = 0;
-	ASSERT_EQ(0, luf_counter_read("held_pages", &held1));
-	ASSERT_EQ(0, luf_counter_read("forced_zone_low", &zl1));
-	ASSERT_EQ(0, luf_counter_read("forced_shrinker", &sh1));
-	loop_stop(&self->l);
-	loop_check(_metadata, &self->l);
-	note("child status %#x; after: held %" PRIu64 " pages, forced_zone_low +%"
-	     PRIu64 ", forced_shrinker +%" PRIu64 "\n", status, held1, zl1 - zl0,
-	     sh1 - sh0);
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-		TH_LOG("the allocation failed (killed: %s)",
-		       WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no");
-	ASSERT_GT(zl1 + sh1, zl0 + sh0) TH_LOG("the held pages were never given back");
 }
 
 /* ---- keeping the reader CPUs quiet ---------------------------------- */

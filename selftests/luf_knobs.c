@@ -54,7 +54,7 @@ FIXTURE_VARIANT_ADD(knob, max_pending_kb) {
 };
 
 FIXTURE_VARIANT_ADD(knob, max_defer_ms) {
-	.name = "max_defer_ms", .lo = 1, .hi = 60000, .def = 1000,
+	.name = "max_defer_ms", .lo = 1, .hi = 60000, .def = 5000,
 };
 
 FIXTURE_SETUP(knob)

@@ -10,8 +10,9 @@
 #  - migrc (migrc_enabled): the readers spin over a read-only tmpfs file
 #    mapping that CPU 0 moves between node 0 and node 1 with move_pages(2),
 #    16 pages a call ("luf_workload migrate --chunk 16");
-#  - migrc-demote (migrc_enabled): memory.reclaim with demotion enabled on
-#    a memcg holding the readers' ext4 file ("luf_workload demote").
+#  - migrc-demote (enabled and migrc_enabled: what memory.reclaim does not
+#    demote it reclaims): memory.reclaim with demotion enabled on a memcg
+#    holding the readers' ext4 file ("luf_workload demote").
 # Prints, per run, the workload's deltas (sum of the TLB row of
 # /proc/interrupts, nr_tlb_remote_flush, reader progress, pages reclaimed
 # or migrated) and the luf counters, a time series
@@ -53,7 +54,11 @@ nb_saved=$(cat "$NB" 2>/dev/null)
 [ -n "$nb_saved" ] && echo 0 > "$NB"
 echo "# luf-bench: numa_balancing=$(cat "$NB" 2>/dev/null || echo absent) during the runs (was ${nb_saved:-absent})"
 
-# pair NAME KNOB WORKLOAD-ARGS...: NAME-off and NAME-on (series: off/on for
+knobs() {	# knobs LIST VALUE: write VALUE to each knob of the comma LIST
+	for k in $(echo "$1" | tr , ' '); do echo "$2" > "/sys/kernel/mm/luf/$k"; done
+}
+
+# pair NAME KNOBS WORKLOAD-ARGS...: NAME-off and NAME-on (series: off/on for
 # the reclaim chart, NAME-off/NAME-on otherwise)
 pair() {
 	name=$1 knob=$2
@@ -62,7 +67,7 @@ pair() {
 		case $run in off) en=0 ;; on) en=1 ;; esac
 		tag=$name-$run
 		[ "$name" = reclaim ] && tag=$run
-		echo "$en" > "/sys/kernel/mm/luf/$knob"
+		knobs "$knob" "$en"
 		for f in $COUNTERS; do cat "$DBG/$f" > "$D/$name-$run.$f.before"; done
 		(
 			t0=$(cut -d' ' -f1 /proc/uptime)
@@ -87,7 +92,7 @@ pair() {
 			echo "# bench-$name-$run: luf/$f=$v"
 		done
 	done
-	echo 0 > "/sys/kernel/mm/luf/$knob"
+	knobs "$knob" 0
 }
 
 # table NAME TITLE WORK-KEY WORK-LABEL
@@ -106,7 +111,7 @@ table() {
 }
 
 pct() {	# pct OFF ON
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a > 0 ? 100 * (a - b) / a : 0 }'
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a > 0 ? 100 * (a - b) / a : 0) }'
 }
 
 pair reclaim enabled memcg
@@ -114,7 +119,7 @@ pair migrc migrc_enabled migrate --chunk 16
 demote=0
 # demotion needs a second memory tier (x86: node 1 from HMAT)
 if [ "$(ls -d /sys/devices/virtual/memory_tiering/memory_tier* 2>/dev/null | wc -l)" -ge 2 ]; then
-	pair migrc-demote migrc_enabled demote
+	pair migrc-demote enabled,migrc_enabled demote
 	demote=1
 else
 	echo "# luf-bench: no second memory tier: no demotion benchmark"
