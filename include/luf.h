@@ -87,6 +87,8 @@ enum luf_event {
 	LUF_EV_FLUSH_CPUS,	/* CPUs those flushes targeted */
 	LUF_EV_FLUSHES_SKIPPED,	/* flushes every CPU had made unnecessary */
 	LUF_EV_CPUS_PRUNED,	/* CPUs dropped because they had flushed */
+	LUF_EV_TLBI_AVOIDED,	/* arm64: per-page broadcast TLBIs left out */
+	LUF_EV_TLBI_ISSUED,	/* arm64: ASID-wide or full TLBIs sent instead */
 	LUF_EV_FORCED_BASE,
 	LUF_EV_NR = LUF_EV_FORCED_BASE + LUF_NR_CAUSES,
 };
@@ -185,6 +187,9 @@ void luf_kick(enum luf_cause cause);
 
 /* Architecture batch helpers (module/arch_*.c) */
 unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc);
+void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy);
+unsigned int luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro);
+unsigned int luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b);
 void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
 		   const struct arch_tlbflush_unmap_batch *src);
 void luf_arch_clear(struct arch_tlbflush_unmap_batch *b);

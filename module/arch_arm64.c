@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * arm64 batch helpers.  arm64 broadcasts a TLBI per page when it adds a
- * PTE to a batch and only waits with a DSB at flush time, so a flush
- * interrupts no remote CPU.
+ * arm64 batch helpers.  Stock arm64 broadcasts a TLBI VALE1IS per page as a
+ * PTE joins a batch and only waits with a DSB at flush time; no remote CPU
+ * is interrupted, the broadcasts are the cost.  When LUF defers, its
+ * read-only batch is lazy (kernel-hooks 0004): the per-page TLBIs are left
+ * out, the batch records the ASIDs, and the deferred flush sends one TLBI
+ * ASIDE1IS per ASID (or one VMALLE1IS) and a DSB.
  */
+#include <linux/sched.h>
+#include <asm/tlbflush.h>
 #include "luf.h"
 
 /**
@@ -17,21 +22,68 @@ unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
 	return 0;
 }
 
-/* arm64 batches carry no state: the TLBIs went out at unmap time. */
+/**
+ * luf_arch_set_lazy - have the read-only batch leave per-page TLBIs out
+ * @ro: the current task's read-only batch
+ * @lazy: true while LUF defers this reclaim or migration
+ *
+ * A lazy batch that LUF does not take after all is folded into the
+ * task's batch, whose flush then invalidates the recorded ASIDs.
+ */
+void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy)
+{
+	ro->arch.lazy = lazy;
+}
+
+/**
+ * luf_arch_pages_left_out - per-page TLBIs a lazy batch did not send
+ * @ro: a read-only batch
+ *
+ * Return: the number of PTEs added to @ro since it was last cleared.
+ */
+unsigned int luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro)
+{
+	return ro->arch.nr_pages;
+}
+
+/**
+ * luf_arch_flush_tlbis - broadcast TLBIs a flush of @b sends
+ * @b: a batch about to be flushed
+ *
+ * Return: one per recorded ASID, or one for everything.
+ */
+unsigned int luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b)
+{
+	return b->nr_asids > ARM64_TLBBATCH_ASIDS ? 1 : b->nr_asids;
+}
+
+/**
+ * luf_arch_fold - add the ASIDs (and left-out pages) of @src to @dst
+ * @dst: accumulating batch
+ * @src: batch to add
+ */
 void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
 		   const struct arch_tlbflush_unmap_batch *src)
 {
+	arch_tlbbatch_fold(dst, src);
 }
 
+/**
+ * luf_arch_clear - empty a batch
+ * @b: the batch
+ */
 void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
 {
+	arch_tlbbatch_clear(b);
 }
 
+/* Nothing tells which CPUs still cache an ASID: nothing to prune. */
 unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen)
 {
 	return 0;
 }
 
+/* No cpumask: the batch flush broadcasts. */
 struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
 {
 	return NULL;

@@ -21,6 +21,11 @@ unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
 	return cpumask_weight(mask) - cpumask_test_cpu(smp_processor_id(), mask);
 }
 
+/*
+ * The fold and clear of the kernel's x86 batch are out of a module's reach
+ * (asm/tlbflush.h keeps them from modules): the same cpumask operations.
+ */
+
 /**
  * luf_arch_fold - add the CPUs of @src to @dst
  * @dst: accumulating batch
@@ -39,6 +44,21 @@ void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
 void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
 {
 	cpumask_clear(&b->cpumask);
+}
+
+/* x86 batches are never lazy: their cost is IPIs, which a flush sends */
+void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy)
+{
+}
+
+unsigned int luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro)
+{
+	return 0;
+}
+
+unsigned int luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b)
+{
+	return 0;
 }
 
 /**

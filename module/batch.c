@@ -235,18 +235,16 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 		spin_unlock(&luf_flush_lock);
 		return 0;
 	}
-	if (mask && !cpumask_empty(mask)) {
-		cpus = cpumask_weight(mask);
+	if (mask && cpumask_empty(mask)) {
+		luf_count(LUF_EV_FLUSHES_SKIPPED, 1);
+	} else {
+		/* x86: IPIs to the CPUs in mask; arm64 (no mask): TLBIs */
+		cpus = mask ? cpumask_weight(mask) : 0;
+		luf_count(LUF_EV_TLBI_ISSUED, luf_arch_flush_tlbis(&luf_flush_batch));
 		if (luf_debug_break != LUF_BREAK_REUSE)
 			luf_tlbbatch_flush(&luf_flush_batch);
 		luf_count(LUF_EV_FLUSHES, 1);
 		luf_count(LUF_EV_FLUSH_CPUS, cpus);
-	} else if (mask) {
-		luf_count(LUF_EV_FLUSHES_SKIPPED, 1);
-	} else {
-		/* No cpumask (arm64): the TLBIs were issued at unmap time. */
-		luf_tlbbatch_flush(&luf_flush_batch);
-		luf_count(LUF_EV_FLUSHES, 1);
 	}
 	luf_count(LUF_EV_CPUS_PRUNED, pruned);
 	luf_count(LUF_EV_FORCED_BASE + cause, 1);

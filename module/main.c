@@ -121,6 +121,8 @@ static unsigned long luf_max_pending_pages(void)
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
+	/* arm64: leave the per-page TLBIs out only when deferring */
+	luf_arch_set_lazy(&current->tlb_ubc_ro, luf_may_defer(ctx, reason));
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		return luf_observe_defer_ok(ctx, reason);
 	return luf_may_defer(ctx, reason);
@@ -139,6 +141,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 		return false;
 	}
 	luf_count_deferred(ro->luf_ctx, ro->luf_reason);
+	luf_count(LUF_EV_TLBI_AVOIDED, luf_arch_pages_left_out(ro));
 	luf_kick(LUF_CAUSE_TIMER);
 	return true;
 }

@@ -60,6 +60,8 @@ const char * const luf_event_name[LUF_EV_FORCED_BASE] = {
 	[LUF_EV_FLUSH_CPUS] = "flush_cpus",
 	[LUF_EV_FLUSHES_SKIPPED] = "flushes_skipped",
 	[LUF_EV_CPUS_PRUNED] = "cpus_pruned",
+	[LUF_EV_TLBI_AVOIDED] = "tlbi_avoided",
+	[LUF_EV_TLBI_ISSUED] = "tlbi_issued",
 };
 
 const char * const luf_cause_name[LUF_NR_CAUSES] = {

@@ -24,6 +24,8 @@
 #          migrated_off=N migrated_on=N
 #   RESULT migrc-demote remote_flush_off=N remote_flush_on=N reduction_pct=X
 #          demoted_off=N demoted_on=N
+#   RESULT arm64-reclaim tlbi_off=N tlbi_on=N reduction_pct=X reads_off=N
+#          reads_on=N                                   (arm64 only)
 # (reads are pages read per second).
 
 SECS=${LUF_BENCH_SECONDS:-${LUF_DEMO_SECONDS:-10}}
@@ -31,8 +33,9 @@ D=/tmp/luf-bench
 DBG=/sys/kernel/debug/luf
 COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
 forced_write_fault forced_file_change forced_zone_low forced_shrinker
-forced_timer forced_threshold"
+forced_timer forced_threshold reclaim_ro_folios tlbi_avoided tlbi_issued"
 mkdir -p "$D"
+: > "$D/bench.log"
 
 tlb_sum() {
 	awk '$1 == "TLB:" { s = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i
@@ -90,7 +93,7 @@ pair() {
 			*) v=$(( $(cat "$DBG/$f") - $(cat "$D/$name-$run.$f.before") )) ;;
 			esac
 			echo "# bench-$name-$run: luf/$f=$v"
-		done
+		done | tee -a "$D/bench.log"
 	done
 	knobs "$knob" 0
 }
@@ -142,6 +145,19 @@ echo "RESULT reclaim shootdowns_off=$(val "$o" tlb_irqs) shootdowns_on=$(val "$n
      "reduction_pct=$(pct "$(val "$o" tlb_irqs)" "$(val "$n" tlb_irqs)")" \
      "reads_off=$(awk -v p="$(val "$o" pages_read)" -v s="$(val "$o" seconds)" 'BEGIN { printf "%.0f", p / s }')" \
      "reads_on=$(awk -v p="$(val "$n" pages_read)" -v s="$(val "$n" seconds)" 'BEGIN { printf "%.0f", p / s }')"
+if [ "$(uname -m)" = aarch64 ]; then
+	# arm64 sends no IPIs: count broadcast TLBIs for reclaimed read-only
+	# pages.  Off: one TLBI VALE1IS per read-only PTE (reclaim_ro_folios:
+	# the readers map each page once).  On: those not left out, plus the
+	# ASID-wide ones the deferred flushes sent.
+	c() { sed -n "s/^# bench-reclaim-$1: luf\/$2=//p" "$D/bench.log" | head -n 1; }
+	toff=$(c off reclaim_ro_folios)
+	ton=$(( $(c on reclaim_ro_folios) - $(c on tlbi_avoided) + $(c on tlbi_issued) ))
+	o=$D/reclaim-off.out n=$D/reclaim-on.out
+	echo "RESULT arm64-reclaim tlbi_off=$toff tlbi_on=$ton reduction_pct=$(pct "$toff" "$ton")" \
+	     "reads_off=$(awk -v p="$(val "$o" pages_read)" -v s="$(val "$o" seconds)" 'BEGIN { printf "%.0f", p / s }')" \
+	     "reads_on=$(awk -v p="$(val "$n" pages_read)" -v s="$(val "$n" seconds)" 'BEGIN { printf "%.0f", p / s }')"
+fi
 o=$D/migrc-off.out n=$D/migrc-on.out
 echo "RESULT migrc remote_flush_off=$(val "$o" nr_tlb_remote_flush)" \
      "remote_flush_on=$(val "$n" nr_tlb_remote_flush)" \
