@@ -7,6 +7,8 @@
  *   luf_workload memcg   --seconds N [--readers K]	memcg memory.max reclaim
  *   luf_workload demote  --seconds N [--readers K]	memcg demotion to node 1
  *
+ * --rounds R instead of --seconds N: exactly R rounds (the same work in
+ * every run).
  * Options: --size-mb M (file size), --dir D (where the file lives),
  * --hot-pages H (readers spin over the first H pages only; 0 = all),
  * --chunk P (migrate: at most P pages per move_pages(2) call; 0 = all).
@@ -35,7 +37,7 @@
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s reclaim|migrate|memcg|demote --seconds N [--readers K]\n"
+		"usage: %s reclaim|migrate|memcg|demote --seconds N|--rounds R [--readers K]\n"
 		"          [--size-mb M] [--dir D] [--hot-pages H] [--chunk P]\n", argv0);
 	exit(2);
 }
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
 	struct luf_run_opts o;
 	struct luf_run_res r;
 	enum luf_wl kind;
-	long seconds = -1, readers = -1;
+	long seconds = -1, readers = -1, rounds = 0;
 	int i, ret, ncpu = nr_cpus();
 
 	if (argc < 2)
@@ -91,12 +93,14 @@ int main(int argc, char **argv)
 			o.dir = argv[++i];
 		else if (!strcmp(opt, "--hot-pages"))
 			o.hot_pages = parse_num(argv[0], opt, argv[++i]);
+		else if (!strcmp(opt, "--rounds"))
+			rounds = parse_num(argv[0], opt, argv[++i]);
 		else if (!strcmp(opt, "--chunk"))
 			o.migrate_chunk = parse_num(argv[0], opt, argv[++i]);
 		else
 			usage(argv[0]);
 	}
-	if (seconds < 0)
+	if ((seconds < 0) == !rounds)
 		usage(argv[0]);
 	if (readers >= 0) {
 		if (readers > LUF_MAX_READERS || readers > ncpu - 1) {
@@ -108,8 +112,10 @@ int main(int argc, char **argv)
 		for (i = 0; i < readers; i++)
 			o.reader_cpus[i] = i + 1;
 	}
-	o.seconds = seconds;
-	o.min_rounds = 1;
+	/* a fixed amount of work, or at least @seconds of it */
+	o.seconds = rounds ? 0 : seconds;
+	o.min_rounds = rounds ? rounds : 1;
+	o.max_rounds = rounds;
 	o.memcg_max = o.size / 2;
 	o.reclaim_bytes = o.size / 2;
 

@@ -7,12 +7,14 @@
 # balancing off:
 #  - reclaim (enabled): the readers spin over a read-only ext4 file mapping
 #    larger than the memory.max of their memcg ("luf_workload memcg");
-#  - migrc (migrc_enabled): the readers spin over a read-only tmpfs file
-#    mapping that CPU 0 moves between node 0 and node 1 with move_pages(2),
-#    16 pages a call ("luf_workload migrate --chunk 16");
+#  - migrc (migrc_enabled): the readers spin over a read-only 4 MiB tmpfs
+#    file mapping that CPU 0 moves between node 0 and node 1 with
+#    move_pages(2), 16 pages a call, 4 rounds: the same pages migrated in
+#    both runs ("luf_workload migrate --chunk 16 --size-mb 4 --rounds 4");
 #  - migrc-demote (enabled and migrc_enabled: what memory.reclaim does not
 #    demote it reclaims): memory.reclaim with demotion enabled on a memcg
-#    holding the readers' ext4 file ("luf_workload demote").
+#    holding the readers' ext4 file, 4 writes ("luf_workload demote
+#    --rounds 4").
 # Prints, per run, the workload's deltas (sum of the TLB row of
 # /proc/interrupts, nr_tlb_remote_flush, reader progress, pages reclaimed
 # or migrated) and the luf counters, a time series
@@ -80,7 +82,7 @@ pair() {
 			done
 		) &
 		sampler=$!
-		luf_workload "$@" --seconds "$SECS" --readers 3 > "$D/$name-$run.out" 2>&1
+		luf_workload "$@" --readers 3 > "$D/$name-$run.out" 2>&1
 		rc=$?
 		kill "$sampler" 2>/dev/null
 		wait "$sampler" 2>/dev/null
@@ -117,12 +119,12 @@ pct() {	# pct OFF ON
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a > 0 ? 100 * (a - b) / a : 0) }'
 }
 
-pair reclaim enabled memcg
-pair migrc migrc_enabled migrate --chunk 16
+pair reclaim enabled memcg --seconds "$SECS"
+pair migrc migrc_enabled migrate --chunk 16 --size-mb 4 --rounds 4
 demote=0
 # demotion needs a second memory tier (x86: node 1 from HMAT)
 if [ "$(ls -d /sys/devices/virtual/memory_tiering/memory_tier* 2>/dev/null | wc -l)" -ge 2 ]; then
-	pair migrc-demote enabled,migrc_enabled demote
+	pair migrc-demote enabled,migrc_enabled demote --rounds 4
 	demote=1
 else
 	echo "# luf-bench: no second memory tier: no demotion benchmark"
