@@ -28,7 +28,9 @@
  * really happened (deferred_folios moved and held_pages or pending_folios
  * is nonzero); if not, it fails.  Then the oracle:
  *
- *  reuse.<ext4|ext4_migrate|tmpfs_migrate>.release_then_alloc (I1)
+ *  reuse.<ext4|ext4_migrate|tmpfs_migrate|ext4_demote>.release_then_alloc
+ *	(I1; *_demote: memory.reclaim of the test's own memcg with demotion
+ *	to node 1 on, MIGRC)
  *	echo 0 > enabled (migrc_enabled for *_migrate) from CPU 0 releases
  *	the held pages onto CPU 0's pcp lists; CPU 0 at once fills 64 MiB of
  *	new anonymous memory with POISON (pcp lists are LIFO, so the released
@@ -595,15 +597,77 @@ static void luf_prepare(struct __test_metadata *_metadata, int brk)
 enum how {
 	BY_PAGEOUT,	/* reclaim: MADV_PAGEOUT */
 	BY_MIGRATION,	/* MIGRC: move_pages(2) to MIGRATE_NODE */
+	BY_DEMOTION,	/* MIGRC: memory.reclaim of our memcg, demotion on */
 };
 
 #define MIGRATE_NODE	1
 
 static const char *how_skip(enum how how)
 {
+	static char why[160];
+
 	if (how == BY_MIGRATION && !numa_node_has_memory(MIGRATE_NODE))
 		return "needs memory on NUMA node " STR(MIGRATE_NODE);
+	if (how == BY_DEMOTION && !numa_demotion_possible(why, sizeof(why)))
+		return why;
+	if (how == BY_DEMOTION && !memcg_available())
+		return "no memory controller in " LUF_CGROUP_ROOT;
 	return NULL;
+}
+
+/*
+ * Demotion: the test runs in its own memcg (g_cg, so that memory.reclaim
+ * reclaims its file) with demotion enabled, from oracle_setup() until the
+ * fixture's teardown calls demote_end().
+ */
+static char g_cg[256], g_demotion_saved[16];
+
+static int demote_begin(void)
+{
+	char name[64];
+	int err;
+
+	snprintf(name, sizeof(name), "luf-correct-%d", getpid());
+	err = memcg_create(name, g_cg, sizeof(g_cg));
+	if (!err)
+		err = memcg_enter(g_cg);
+	if (!err && read_file(LUF_DEMOTION_KNOB, g_demotion_saved,
+			      sizeof(g_demotion_saved)) <= 0)
+		err = -EIO;
+	if (!err)
+		err = write_file_str(LUF_DEMOTION_KNOB, "1");
+	return err;
+}
+
+static void demote_end(void)
+{
+	if (g_demotion_saved[0])
+		write_file_str(LUF_DEMOTION_KNOB, g_demotion_saved);
+	g_demotion_saved[0] = '\0';
+	if (g_cg[0])
+		memcg_destroy(g_cg);
+	g_cg[0] = '\0';
+}
+
+/*
+ * memory.reclaim of the test's memcg until something was demoted with a
+ * deferred flush (the first passes may only age the readers' pages: their
+ * accessed bits are cleared without a flush, and a reader that keeps its
+ * TLB entry does not set them again).  0 or -errno.
+ */
+static int demote_deferred(const struct ev *before)
+{
+	uint64_t d;
+	int i, err;
+
+	for (i = 0; i < 16; i++) {
+		err = memcg_write(g_cg, "memory.reclaim", "1M");
+		if (err && err != -EAGAIN)
+			return err;
+		if (!luf_counter_read("deferred_folios", &d) && d > before->deferred)
+			return 0;
+	}
+	return -EAGAIN;
 }
 
 /* move_pages(2) every page at @map to MIGRATE_NODE; 0 or -errno */
@@ -648,10 +712,13 @@ static void make_deferred(struct __test_metadata *_metadata, enum how how,
 	mark("unmap");
 	if (how == BY_PAGEOUT)
 		ret = madvise(map, len, MADV_PAGEOUT) ? -errno : 0;
-	else
+	else if (how == BY_MIGRATION)
 		ret = move_to_node(map, len);
+	else
+		ret = demote_deferred(before);
 	ASSERT_EQ(0, ret) TH_LOG("%s: %s", how == BY_PAGEOUT ? "MADV_PAGEOUT" :
-				 "move_pages", strerror(-ret));
+				 how == BY_MIGRATION ? "move_pages" :
+				 "memory.reclaim", strerror(-ret));
 	ASSERT_EQ(0, luf_counter_read("deferred_folios", &after->deferred));
 	ASSERT_EQ(0, luf_counter_read("pending_folios", &after->pending));
 	ASSERT_EQ(0, luf_counter_read("held_pages", &after->held));
@@ -919,6 +986,11 @@ static void oracle_setup(struct __test_metadata *_metadata, struct oracle *o,
 	REQUIRE_DIR(dir);
 	if (how_skip(how))
 		SKIP(return, "%s", how_skip(how));
+	if (how == BY_DEMOTION) {
+		int err = demote_begin();
+
+		ASSERT_EQ(0, err) TH_LOG("memcg and demotion: %s", strerror(-err));
+	}
 }
 
 FIXTURE(reuse) {
@@ -938,6 +1010,9 @@ FIXTURE_VARIANT_ADD(reuse, ext4_migrate) {
 };
 FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) {
 	.brk = 1, .dir = LUF_TMP_DIR, .how = BY_MIGRATION,
+};
+FIXTURE_VARIANT_ADD(reuse, ext4_demote) {
+	.brk = 1, .dir = LUF_EXT4_DIR, .how = BY_DEMOTION,
 };
 
 #define POISON_LEN	(64UL << 20)
@@ -959,6 +1034,7 @@ FIXTURE_SETUP(reuse)
 FIXTURE_TEARDOWN(reuse)
 {
 	reuse_release(self);
+	demote_end();
 	luf_ensure_unloaded();
 }
 
