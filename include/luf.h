@@ -167,7 +167,7 @@ void luf_batch_exit(void);
 bool luf_pfn_pending(unsigned long pfn);
 bool luf_mapping_pending(struct address_space *mapping);
 void luf_pfn_forget(unsigned long pfn);
-bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro,
+bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages);
 unsigned int luf_batch_flush(enum luf_cause cause);
 
@@ -191,7 +191,7 @@ void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy);
 unsigned int luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro);
 unsigned int luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b);
 void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
-		   const struct arch_tlbflush_unmap_batch *src);
+		   struct arch_tlbflush_unmap_batch *src);
 void luf_arch_clear(struct arch_tlbflush_unmap_batch *b);
 unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen);
 struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b);

@@ -63,7 +63,7 @@ unsigned int luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b)
  * @src: batch to add
  */
 void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
-		   const struct arch_tlbflush_unmap_batch *src)
+		   struct arch_tlbflush_unmap_batch *src)
 {
 	arch_tlbbatch_fold(dst, src);
 }

@@ -32,7 +32,7 @@ unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
  * @src: batch to add
  */
 void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
-		   const struct arch_tlbflush_unmap_batch *src)
+		   struct arch_tlbflush_unmap_batch *src)
 {
 	cpumask_or(&dst->cpumask, &dst->cpumask, &src->cpumask);
 }

@@ -154,7 +154,7 @@ bool luf_mapping_pending(struct address_space *mapping)
  * full, the bound is reached or @folio is out of range (the caller flushes
  * as usual).
  */
-bool luf_batch_defer(struct folio *folio, const struct tlbflush_unmap_batch *ro,
+bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages)
 {
 	unsigned long pfn = folio_pfn(folio);

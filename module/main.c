@@ -188,8 +188,11 @@ static void luf_hook_write_fault(struct vm_area_struct *vma,
 	if (vma->vm_flags & VM_SHARED) {
 		/* Any mm may hold stale entries to the old page-cache page;
 		 * a read fault maps writable in a shared writable mapping.
+		 * Only a page cache with deferred folios can have one.
 		 */
 		if (!(flags & FAULT_FLAG_WRITE) && !(vma->vm_flags & VM_WRITE))
+			return;
+		if (vma->vm_file && !luf_mapping_pending(vma->vm_file->f_mapping))
 			return;
 	} else if (!(flags & FAULT_FLAG_WRITE) || !luf_mm_batched(vma->vm_mm)) {
 		/* A private write is only visible to this mm. */

@@ -27,10 +27,7 @@ static void run(struct __test_metadata *_metadata, enum luf_wl kind,
 		const struct luf_run_opts *o, struct luf_run_res *r)
 {
 	luf_run_ok(_metadata, kind, o, r);
-	ASSERT_TRUE(r->sys.has_tlb_vmstat)
-		TH_LOG("/proc/vmstat has no nr_tlb_remote_flush (CONFIG_DEBUG_TLBFLUSH?)");
-	ASSERT_GT(r->sys.tlb_remote_flush, (uint64_t)0)
-		TH_LOG("no remote TLB flush: are the readers running?");
+	luf_assert_remote_flushes(_metadata, r);
 	assert_no_luf(_metadata);
 }
 

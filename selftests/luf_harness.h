@@ -50,6 +50,29 @@ static inline void luf_run_ok(struct __test_metadata *_metadata,
 	ASSERT_GT(r->pages_read, (uint64_t)0) TH_LOG("readers made no progress");
 }
 
+/*
+ * x86 flushes remote TLBs with IPIs, counted in /proc/vmstat with
+ * CONFIG_DEBUG_TLBFLUSH; arm64 broadcasts TLBIs, interrupts no CPU and
+ * counts nothing there.
+ */
+#ifdef __x86_64__
+#define LUF_FLUSH_IPIS	1
+#else
+#define LUF_FLUSH_IPIS	0
+#endif
+
+/* x86: the run sent remote TLB flushes (are the readers running?) */
+static inline void luf_assert_remote_flushes(struct __test_metadata *_metadata,
+					     const struct luf_run_res *r)
+{
+	if (!LUF_FLUSH_IPIS)
+		return;
+	ASSERT_TRUE(r->sys.has_tlb_vmstat)
+		TH_LOG("/proc/vmstat has no nr_tlb_remote_flush (CONFIG_DEBUG_TLBFLUSH?)");
+	ASSERT_GT(r->sys.tlb_remote_flush, (uint64_t)0)
+		TH_LOG("no remote TLB flush: are the readers running?");
+}
+
 /* Standard main() for the luf tests: skip the binary when it cannot run. */
 #define LUF_TEST_MAIN(need_module)					\
 	int main(int argc, char **argv)					\
