@@ -101,6 +101,7 @@ multi() {
 	done
 	for a in $1; do
 		log "=== $a ==="
+		echo "=== $a ==="
 		mkdir -p "$LUF_TOP/out/$a"
 		out=$LUF_TOP/out/$a/check.out
 		t0=$SECONDS
