@@ -4,28 +4,34 @@
 # only drives it and the test scripts.
 #   make             build luf.ko against KDIR
 #   make check       kernel + module + selftests + boot + results (scripts/check.sh)
+#                    LUF_ARCHES="x86_64 arm64" make check: both, one combined verdict
 #   make demo        the shootdown demo (scripts/demo.sh)
 #   make shell       build, then an interactive guest shell
 #   make run FILE=prog [ARGS='a b']   run your own static binary or sh script
 #                    in the guest; exits with its exit status
 #   make kernel      build (or find cached) the patched kernel
 #   make clean       remove module build products and out/ (keeps out/*/kdir)
+# LUF_ARCH=x86_64 (default) or arm64 (cross-built, booted in qemu-system-aarch64)
+# selects the architecture for every target.
 # KDIR defaults to the cached tree named in out/$(LUF_ARCH)/kdir, else to
 # /lib/modules/$(uname -r)/build.
 
 LUF_ARCH ?= x86_64
 export LUF_ARCH
 KDIR ?= $(or $(shell cat out/$(LUF_ARCH)/kdir 2>/dev/null),/lib/modules/$(shell uname -r)/build)
+ifeq ($(LUF_ARCH),arm64)
+KARGS := ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+endif
 
 .PHONY: all modules clean check demo shell run kernel
 
 all: modules
 
 modules:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KARGS) modules
 
 clean:
-	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) $(KARGS) clean; fi
 	find out -mindepth 2 -maxdepth 2 ! -name kdir -exec rm -rf {} + 2>/dev/null || true
 
 check:

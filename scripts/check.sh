@@ -14,7 +14,12 @@
 # Ends with "N skipped" and then exactly "N passed, N failed"; exit status 1
 # if anything failed.
 # Environment: LUF_TEST_TIMEOUT (seconds per test program, guest side),
-# LUF_TIMEOUT (whole guest run), LUF_CONSOLE (see qemu.sh; default progress).
+# LUF_TIMEOUT (whole guest run), LUF_CONSOLE (see qemu.sh; default progress),
+# LUF_ARCH (x86_64 or arm64; default x86_64).
+# LUF_ARCHES="x86_64 arm64": one whole check per architecture, one after the
+# other (each in out/<arch>/, LUF_OUT is ignored), each with its own table
+# and verdict; then one line per architecture and, at the very end, one
+# combined "N skipped" and "N passed, N failed".  Unset: LUF_ARCH only.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +87,51 @@ summarize() {
 if [ "${1:-}" = --parse ]; then
 	[ $# -eq 2 ] || die "usage: $0 --parse LOG"
 	summarize "$2"
+	exit
+fi
+
+# multi "ARCH...": check.sh once per architecture, then the combined verdict.
+multi() {
+	local a out t0 p f s line res=0 tp=0 tf=0 ts=0 lines=()
+	for a in $1; do
+		case $a in
+		x86_64|arm64) ;;
+		*) die "LUF_ARCHES: unknown architecture '$a' (known: x86_64 arm64)" ;;
+		esac
+	done
+	for a in $1; do
+		log "=== $a ==="
+		echo "=== $a ==="
+		mkdir -p "$LUF_TOP/out/$a"
+		out=$LUF_TOP/out/$a/check.out
+		t0=$SECONDS
+		env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="$a" "$LUF_TOP/scripts/check.sh" |
+			tee "$out" || true
+		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1) || true
+		if [ -n "$line" ]; then
+			p=${line%% passed*}
+			f=${line#*passed, }; f=${f%% failed}
+			s=$(sed -n 's/^\([0-9]*\) skipped$/\1/p' "$out" | tail -1)
+			s=${s:-0}
+		else
+			p=0 f=1 s=0	# check.sh died before its verdict
+		fi
+		tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
+		lines+=("$(printf '%-7s %d passed, %d failed, %d skipped (%ds)' \
+			"$a:" "$p" "$f" "$s" $((SECONDS - t0)))")
+		echo
+	done
+	[ "$tf" -eq 0 ] || res=1
+	echo "all architectures ($1):"
+	printf '  %s\n' "${lines[@]}"
+	echo
+	echo "$ts skipped"
+	echo "$tp passed, $tf failed"
+	return $res
+}
+
+if [ -n "${LUF_ARCHES:-}" ]; then
+	multi "$LUF_ARCHES"
 	exit
 fi
 

@@ -32,11 +32,19 @@ done
 
 need_pkgs
 kdir=$(need_kdir)
-case $LUF_ARCH in
-x86_64) busybox=/bin/busybox ;;
-*) die "initramfs for $LUF_ARCH: not supported yet" ;;
-esac
+busybox=$(guest_busybox)
 [ -x "$busybox" ] || die "$busybox missing (package busybox-static)"
+# The applet list comes from the host's busybox (the guest's may be another
+# architecture).  Both are Debian's busybox-static: the same configuration.
+hostbb=/bin/busybox
+[ -x "$hostbb" ] || die "$hostbb missing (package busybox-static)"
+if [ "$busybox" != "$hostbb" ]; then
+	hv=$(dpkg-query -W -f='${Version}' busybox-static 2>/dev/null || true)
+	case $busybox in
+	*"/arm64-$(printf '%s' "$hv" | tr -c '[:alnum:].+~-' _)/"*) ;;
+	*) log "WARNING: host busybox-static $hv differs from $busybox: applet links may not match" ;;
+	esac
+fi
 [ -f "$LUF_OUT/luf.ko" ] || die "no $LUF_OUT/luf.ko: run scripts/module.sh first (the module did not build)"
 
 gen=$kdir/usr/gen_init_cpio
@@ -56,7 +64,7 @@ list=$LUF_OUT/initramfs.list
 	echo "nod /dev/console 0600 0 0 c 5 1"
 	echo "nod /dev/null 0666 0 0 c 1 3"
 	echo "file /bin/busybox $busybox 0755 0 0"
-	"$busybox" --list-full | while read -r a; do
+	"$hostbb" --list-full | while read -r a; do
 		case $a in
 		*sbin/*) echo "slink /sbin/${a##*/} /bin/busybox 0777 0 0" ;;
 		*bin/*) [ "${a##*/}" = busybox ] || echo "slink /bin/${a##*/} busybox 0777 0 0" ;;

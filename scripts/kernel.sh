@@ -10,7 +10,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 need_pkgs
-[ "$LUF_ARCH" = arm64 ] && need_pkgs gcc-aarch64-linux-gnu
 
 tarball=$(ls /usr/src/linux-source-6.12.tar.xz 2>/dev/null) ||
 	die "linux-source-6.12 is installed but /usr/src/linux-source-6.12.tar.xz is missing"
@@ -31,7 +30,8 @@ cached() {
 	log "kernel $LUF_ARCH $key: cached in $tree"
 	echo "$tree" > "$LUF_OUT/kdir"
 }
-# A finished tree is never written again: a hit needs no lock.
+# A finished tree is never written again: a hit needs no lock (and must not
+# wait for an unrelated build of another configuration or architecture).
 cached && exit 0
 
 # One build at a time per cache: concurrent runs wait for each other.
@@ -87,7 +87,11 @@ bad=$(grep '^CONFIG_' "$frag" | while read -r l; do
 
 export CCACHE_DIR=${CCACHE_DIR:-$LUF_CACHE/ccache} CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
 ccache -M 5G >/dev/null
-log "building $LUF_ARCH kernel with $LUF_JOBS jobs (cold: ~12 min on 2 cores)"
+case $LUF_ARCH in
+x86_64) cold="~12 min" ;;
+arm64) cold="~21 min" ;;
+esac
+log "building $LUF_ARCH kernel with $LUF_JOBS jobs (cold: $cold on 2 cores)"
 start=$(date +%s)
 ( while sleep 60; do log "  ... building, $(( ($(date +%s) - start) / 60 )) min"; done ) &
 ticker=$!

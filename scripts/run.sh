@@ -8,6 +8,7 @@
 # ("LUF-EXIT rc=N").  If the guest never printed it (crash, timeout) the exit
 # status is 125; if the program passed but the kernel log shows errors
 # (WARNING, BUG, lockdep, ...), it is 1.
+# A binary must be static and built for LUF_ARCH (arm64: aarch64-linux-gnu-gcc).
 #   scripts/run.sh FILE [ARG...]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -19,6 +20,16 @@ shift
 [ -f "$file" ] || die "$file: no such file"
 name=${file##*/}
 case $name in *[!A-Za-z0-9._+-]*) die "$name: file name must be [A-Za-z0-9._+-] only" ;; esac
+# A binary must be built for the guest: e_machine (ELF bytes 18-19).
+if [ "$(head -c 4 "$file")" = "$(printf '\177ELF')" ]; then
+	case $LUF_ARCH in
+	x86_64) want=3e00 cc=gcc ;;
+	arm64) want=b700 cc=aarch64-linux-gnu-gcc ;;
+	*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
+	esac
+	[ "$(od -An -tx1 -j18 -N2 "$file" | tr -d ' ')" = "$want" ] ||
+		die "$file is not a $LUF_ARCH binary (build it with $cc -static)"
+fi
 
 "$LUF_TOP/scripts/kernel.sh"
 "$LUF_TOP/scripts/module.sh"
