@@ -67,10 +67,6 @@
  *	max_pending_kb=512 and a memcg reclaim workload that defers more
  *	than four times that: held_pages_peak never passes 512 KiB, and the
  *	threshold release ran.
- *  lifecycle.alloc_near_limit (I5, MIGRC)
- *	a child holds 64 MiB of migrated-away tmpfs sources; this process
- *	allocates and touches MemAvailable + 32 MiB: it completes, and
- *	zone_low or the shrinker gave the held pages back.
  *  lifecycle.rmmod_under_load (I6)
  *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
  *	succeeds, the workload goes on correctly without the module, no new
@@ -118,7 +114,6 @@
 #include <sys/swap.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 
 #include "luf_harness.h"
 
@@ -1617,15 +1612,11 @@ static int read_tainted(uint64_t *v)
 
 FIXTURE(lifecycle) {
 	struct loop l;
-	pid_t child;		/* alloc_near_limit */
-	struct tfile hold;
 };
 
 FIXTURE_SETUP(lifecycle)
 {
 	memset(&self->l, 0, sizeof(self->l));
-	self->child = 0;
-	self->hold.fd = -1;
 	if (g_break)
 		SKIP(return, "not a test of broken mode %d", g_break);
 	if (nr_cpus() < 1 + NREADERS)
@@ -1637,11 +1628,6 @@ FIXTURE_SETUP(lifecycle)
 
 FIXTURE_TEARDOWN(lifecycle)
 {
-	if (self->child > 0) {
-		kill(self->child, SIGKILL);
-		waitpid(self->child, NULL, 0);
-	}
-	tfile_destroy(&self->hold);
 	loop_stop(&self->l);
 	luf_ensure_unloaded();
 }
@@ -1779,149 +1765,6 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 	ASSERT_GT(peak, (uint64_t)0) TH_LOG("nothing was ever held");
 	ASSERT_LE(peak, max_pages) TH_LOG("held more than max_pending_kb");
 	ASSERT_GT(forced, (uint64_t)0) TH_LOG("no threshold release");
-}
-
-/*
- * MIGRC part 1: held sources never make an allocation fail that stock
- * 6.12 would satisfy.  A child maps a HOLD_MB tmpfs file read-only, starts
- * a reader on CPU 1 (without a remote CPU the kernel flushes locally at
- * once and batches nothing), moves the file to node 1 (migrc_enabled=1,
- * the timer out of the way) and waits: its
- * HOLD_MB of source pages are held.  Then this process allocates and
- * touches MemAvailable + HOLD_MB / 2 of anonymous memory: more than is
- * available unless the held pages come back (zone_low, shrinker).  It
- * must complete (an OOM kill fails the test) and the pages must have been
- * given back.  (The allocation is not the child's: a write fault in an mm
- * with deferred unmaps settles them, and would give the pages back for
- * another reason.)
- */
-#define HOLD_MB		64
-
-struct spin {
-	volatile char *map;
-	size_t len;
-	atomic_int passes;
-};
-
-/* A reader on CPU 1: the migration only batches (and defers) remote flushes */
-static void *spin_fn(void *arg)
-{
-	struct spin *sp = arg;
-	size_t i;
-	char c = 0;
-
-	pin_to_cpu(1);
-	for (;;) {
-		for (i = 0; i < sp->len; i += ps)
-			c += sp->map[i];
-		atomic_fetch_add(&sp->passes, 1);
-	}
-	return NULL;
-}
-
-/* The child: hold @f's pages through MIGRC, report, wait for the end */
-static int hold_child(struct tfile *f, int report, int wait)
-{
-	size_t n = f->size / ps, i;
-	int *nodes, *status;
-	volatile char *map;
-	struct spin sp;
-	pthread_t th;
-	void **pages;
-	char c = 0;
-
-	map = map_file(f, PROT_READ, MAP_SHARED);
-	pages = calloc(n, sizeof(*pages));
-	nodes = calloc(n, sizeof(*nodes));
-	status = calloc(n, sizeof(*status));
-	if (!map || !pages || !nodes || !status)
-		return 1;
-	for (i = 0; i < n; i++) {
-		c += map[i * ps];
-		pages[i] = (char *)map + i * ps;
-		nodes[i] = MIGRATE_NODE;
-		status[i] = -1;
-	}
-	sp.map = map;
-	sp.len = 16 * ps;
-	atomic_init(&sp.passes, 0);
-	if (pthread_create(&th, NULL, spin_fn, &sp))
-		return 5;
-	while (atomic_load(&sp.passes) < 10)
-		luf_msleep(10);
-	if (luf_move_pages(n, pages, nodes, status) < 0)
-		return 2;
-	if (write(report, &c, 1) != 1)
-		return 3;
-	/* no write fault from here on: block until the parent is done */
-	return read(wait, &c, 1) < 0 ? 4 : 0;	/* exit ends the reader */
-}
-
-TEST_F_TIMEOUT(lifecycle, alloc_near_limit, 300)
-{
-	uint64_t avail_kb, held0, held1, zl0, zl1, sh0, sh1, len, i;
-	int up[2], down[2], status;
-	char c, *p, val[16];
-	pid_t pid;
-
-	if (how_skip(BY_MIGRATION))
-		SKIP(return, "%s", how_skip(BY_MIGRATION));
-	REQUIRE_DIR(LUF_TMP_DIR);
-	ASSERT_EQ(0, luf_load(""));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
-	/* room for all of it under the bound */
-	snprintf(val, sizeof(val), "%d", 2 * HOLD_MB * 1024);
-	ASSERT_EQ(0, luf_knob_write("max_pending_kb", val));
-	ASSERT_EQ(0, tfile_create(&self->hold, LUF_TMP_DIR, "hold", (HOLD_MB << 20) / ps, 1));
-	ASSERT_EQ(0, pipe(up));
-	ASSERT_EQ(0, pipe(down));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (!pid) {
-		/* only our ends: EOF on down when the parent is gone */
-		close(up[0]);
-		close(down[1]);
-		_exit(hold_child(&self->hold, up[1], down[0]));
-	}
-	self->child = pid;
-	close(up[1]);
-	close(down[0]);
-	ASSERT_EQ(1, read(up[0], &c, 1)) TH_LOG("the child could not migrate");
-
-	ASSERT_EQ(0, luf_counter_read("held_pages", &held0));
-	ASSERT_EQ(0, luf_counter_read("forced_zone_low", &zl0));
-	ASSERT_EQ(0, luf_counter_read("forced_shrinker", &sh0));
-	ASSERT_EQ(0, meminfo_kb("MemAvailable", &avail_kb));
-	len = (avail_kb + HOLD_MB * 1024 / 2) * 1024;
-	note("held %" PRIu64 " pages, MemAvailable %" PRIu64 " kB: allocating %"
-	     PRIu64 " MiB\n", held0, avail_kb, len >> 20);
-	ASSERT_GE(held0 * ps * 10, 9ULL * (HOLD_MB << 20)) {
-		struct ev e;
-
-		if (!ev_read(&e))
-			ev_log("now", &e);
-		TH_LOG("the sources are not held (90%% at least)");
-	}
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	for (i = 0; i < len; i += ps)
-		p[i] = 1;
-	ASSERT_EQ(0, luf_counter_read("held_pages", &held1));
-	ASSERT_EQ(0, luf_counter_read("forced_zone_low", &zl1));
-	ASSERT_EQ(0, luf_counter_read("forced_shrinker", &sh1));
-	munmap(p, len);
-	close(down[1]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	self->child = 0;
-	close(up[0]);
-	tfile_destroy(&self->hold);
-	note("after: held %" PRIu64 " pages, forced_zone_low +%" PRIu64
-	     ", forced_shrinker +%" PRIu64 "\n", held1, zl1 - zl0, sh1 - sh0);
-	ASSERT_EQ(0, status) TH_LOG("the holding child failed");
-	ASSERT_GT(zl1 + sh1, zl0 + sh0) TH_LOG("the held pages were never given back");
-	ASSERT_LT(held1, held0);
 }
 
 /* ---- keeping the reader CPUs quiet ---------------------------------- */
