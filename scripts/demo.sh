@@ -48,7 +48,11 @@ fi
 sed -n '/^# luf-bench-table-begin$/,/^# luf-bench-table-end$/p' "$log" | sed '1d;$d'
 echo
 grep '^RESULT ' "$log" || true
-for b in reclaim migrc; do
+case $LUF_ARCH in
+arm64) need="arm64-reclaim" ;;
+*) need="reclaim migrc" ;;
+esac
+for b in $need; do
 	grep -q "^RESULT $b " "$log" || { log "no RESULT $b line from the benchmarks in $log"; bad=1; }
 done
 series=$LUF_OUT/bench-reclaim.dat
@@ -58,7 +62,8 @@ awk '$1 == "#" && $2 == "luf-bench-series:" {
 	if ((run in lt) && t > lt[run]) print run, t, (v - lv[run]) / (t - lt[run])
 	lt[run] = t; lv[run] = v
 }' "$log" > "$series"
-if [ -s "$series" ] && command -v gnuplot >/dev/null; then
+# arm64 sends no shootdown IPIs: nothing to chart there
+if [ "$LUF_ARCH" = x86_64 ] && [ -s "$series" ] && command -v gnuplot >/dev/null; then
 	png=$LUF_OUT/bench-reclaim.png
 	gnuplot <<EOG
 set terminal png size 900,450

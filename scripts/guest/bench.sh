@@ -142,11 +142,6 @@ if [ $demote = 1 ]; then
 fi
 echo "# luf-bench-table-end"
 
-o=$D/reclaim-off.out n=$D/reclaim-on.out
-echo "RESULT reclaim shootdowns_off=$(val "$o" tlb_irqs) shootdowns_on=$(val "$n" tlb_irqs)" \
-     "reduction_pct=$(pct "$(val "$o" tlb_irqs)" "$(val "$n" tlb_irqs)")" \
-     "reads_off=$(awk -v p="$(val "$o" pages_read)" -v s="$(val "$o" seconds)" 'BEGIN { printf "%.0f", p / s }')" \
-     "reads_on=$(awk -v p="$(val "$n" pages_read)" -v s="$(val "$n" seconds)" 'BEGIN { printf "%.0f", p / s }')"
 if [ "$(uname -m)" = aarch64 ]; then
 	# arm64 sends no IPIs: count broadcast TLBIs for reclaimed read-only
 	# pages.  Off: one TLBI VALE1IS per read-only PTE (reclaim_ro_folios:
@@ -159,12 +154,19 @@ if [ "$(uname -m)" = aarch64 ]; then
 	echo "RESULT arm64-reclaim tlbi_off=$toff tlbi_on=$ton reduction_pct=$(pct "$toff" "$ton")" \
 	     "reads_off=$(awk -v p="$(val "$o" pages_read)" -v s="$(val "$o" seconds)" 'BEGIN { printf "%.0f", p / s }')" \
 	     "reads_on=$(awk -v p="$(val "$n" pages_read)" -v s="$(val "$n" seconds)" 'BEGIN { printf "%.0f", p / s }')"
+else
+	# x86: shootdown IPIs and remote flushes (arm64 sends none)
+	o=$D/reclaim-off.out n=$D/reclaim-on.out
+	echo "RESULT reclaim shootdowns_off=$(val "$o" tlb_irqs) shootdowns_on=$(val "$n" tlb_irqs)" \
+	     "reduction_pct=$(pct "$(val "$o" tlb_irqs)" "$(val "$n" tlb_irqs)")" \
+	     "reads_off=$(awk -v p="$(val "$o" pages_read)" -v s="$(val "$o" seconds)" 'BEGIN { printf "%.0f", p / s }')" \
+	     "reads_on=$(awk -v p="$(val "$n" pages_read)" -v s="$(val "$n" seconds)" 'BEGIN { printf "%.0f", p / s }')"
+	o=$D/migrc-off.out n=$D/migrc-on.out
+	echo "RESULT migrc remote_flush_off=$(val "$o" nr_tlb_remote_flush)" \
+	     "remote_flush_on=$(val "$n" nr_tlb_remote_flush)" \
+	     "reduction_pct=$(pct "$(val "$o" nr_tlb_remote_flush)" "$(val "$n" nr_tlb_remote_flush)")" \
+	     "migrated_off=$(val "$o" pages_migrated) migrated_on=$(val "$n" pages_migrated)"
 fi
-o=$D/migrc-off.out n=$D/migrc-on.out
-echo "RESULT migrc remote_flush_off=$(val "$o" nr_tlb_remote_flush)" \
-     "remote_flush_on=$(val "$n" nr_tlb_remote_flush)" \
-     "reduction_pct=$(pct "$(val "$o" nr_tlb_remote_flush)" "$(val "$n" nr_tlb_remote_flush)")" \
-     "migrated_off=$(val "$o" pages_migrated) migrated_on=$(val "$n" pages_migrated)"
 if [ $demote = 1 ]; then
 	o=$D/migrc-demote-off.out n=$D/migrc-demote-on.out
 	echo "RESULT migrc-demote remote_flush_off=$(val "$o" nr_tlb_remote_flush)" \
