@@ -4,8 +4,7 @@
 # only drives it and the test scripts.
 #   make             build luf.ko against KDIR
 #   make check       kernel + module + selftests + boot + results (scripts/check.sh)
-#                    for x86_64 and arm64, one combined verdict; LUF_ARCH=arm64
-#                    (or LUF_ARCHES="...") checks only those
+#                    LUF_ARCHES="x86_64 arm64" make check: both, one combined verdict
 #   make demo        the shootdown demo (scripts/demo.sh)
 #   make shell       build, then an interactive guest shell
 #   make run FILE=prog [ARGS='a b']   run your own static binary or sh script
@@ -35,10 +34,9 @@ clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) $(KARGS) clean; fi
 	find out -mindepth 2 -maxdepth 2 ! -name kdir -exec rm -rf {} + 2>/dev/null || true
 
-# Both architectures unless LUF_ARCH or LUF_ARCHES names what to check.
+# LUF_ARCH (default x86_64) unless LUF_ARCHES names several.
 check:
-	LUF_ARCHES="$(or $(LUF_ARCHES),$(if $(filter environment command%,$(origin LUF_ARCH)),$(LUF_ARCH),x86_64 arm64))" \
-		scripts/check.sh
+	LUF_ARCHES="$(or $(LUF_ARCHES),$(LUF_ARCH))" scripts/check.sh
 
 demo:
 	scripts/demo.sh
