@@ -731,8 +731,12 @@ static void make_deferred(struct __test_metadata *_metadata, enum how how,
 		}
 	} else {
 		ASSERT_TRUE(after->held > 0 || after->pending > 0) {
+			struct ev now;
+
 			ev_log("before", before);
-			ev_log("after", after);
+			/* what settled it: forced_<cause> */
+			if (!ev_read(&now))
+				ev_log("now", &now);
 			TH_LOG("nothing held or pending after the unmap");
 		}
 	}
