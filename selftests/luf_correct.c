@@ -1553,7 +1553,6 @@ TEST_F_TIMEOUT(cow, write_upgrade, 300)
 struct loop {
 	pthread_t th;
 	atomic_int stop;
-	enum luf_wl kind;
 	struct luf_run_opts o;
 	struct luf_run_res r;
 	int ret;
@@ -1564,21 +1563,17 @@ static void *loop_fn(void *arg)
 {
 	struct loop *l = arg;
 
-	l->ret = luf_run(l->kind, &l->o, &l->r);
+	l->ret = luf_run(LUF_WL_PAGEOUT, &l->o, &l->r);
 	return NULL;
 }
 
-/*
- * Workload @kind (default options, a 4 MiB file, readers on 16 pages of it)
- * in a thread until loop_stop()
- */
-static int loop_start(struct loop *l, enum luf_wl kind)
+/* MADV_PAGEOUT rounds over a 4 MiB ext4 file, readers on 16 pages of it */
+static int loop_start(struct loop *l)
 {
 	int err;
 
 	memset(l, 0, sizeof(*l));
-	l->kind = kind;
-	luf_run_opts_default(&l->o, kind);
+	luf_run_opts_default(&l->o, LUF_WL_PAGEOUT);
 	l->o.size = 4 << 20;
 	l->o.hot_pages = NPAGES;
 	/* until stopped (bounded by max_seconds) */
@@ -1615,6 +1610,20 @@ static bool wait_counter(const char *name, uint64_t min)
 		luf_msleep(20);
 	}
 	return false;
+}
+
+/*
+ * Load luf.ko (enabled=1, the timer out of the way), start the page-out
+ * loop and wait until it holds pages; then let it defer some more.
+ */
+static void held_loop_start(struct __test_metadata *_metadata, struct loop *l)
+{
+	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, loop_start(l));
+	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
+	luf_msleep(300);
 }
 
 static int read_tainted(uint64_t *v)
@@ -1656,13 +1665,7 @@ TEST_F_TIMEOUT(lifecycle, disable_under_load, 240)
 {
 	struct ev e0, e1, e2, e3, e4;
 
-	ASSERT_EQ(0, luf_load(""));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-	ASSERT_EQ(0, loop_start(&self->l, LUF_WL_PAGEOUT));
-	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
-	/* let it defer some more while pages are held */
-	luf_msleep(300);
+	held_loop_start(_metadata, &self->l);
 	ASSERT_EQ(0, ev_read(&e0));
 	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
 	ASSERT_EQ(0, ev_read(&e1));
@@ -1713,12 +1716,7 @@ TEST_F_TIMEOUT(lifecycle, rmmod_under_load, 240)
 	ASSERT_EQ(0, meminfo_kb("MemFree", &free0));
 	ASSERT_EQ(0, read_tainted(&taint0));
 
-	ASSERT_EQ(0, luf_load(""));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-	ASSERT_EQ(0, loop_start(&self->l, LUF_WL_PAGEOUT));
-	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
-	luf_msleep(300);
+	held_loop_start(_metadata, &self->l);
 	ASSERT_EQ(0, ev_read(&e0));
 	ev_log("before rmmod", &e0);
 	held = e0.held;
