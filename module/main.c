@@ -121,11 +121,13 @@ static unsigned long luf_max_pending_pages(void)
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
+	bool defer = luf_may_defer(ctx, reason);
+
 	/* arm64: leave the per-page TLBIs out only when deferring */
-	luf_arch_set_lazy(&current->tlb_ubc_ro, luf_may_defer(ctx, reason));
+	luf_arch_set_lazy(&current->tlb_ubc_ro, defer);
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		return luf_observe_defer_ok(ctx, reason);
-	return luf_may_defer(ctx, reason);
+	return defer;
 }
 
 static bool luf_hook_unmap_done(struct folio *folio,
