@@ -149,6 +149,7 @@ static inline bool luf_gen_pending(u32 gen, u32 done, u32 now)
 extern u32 luf_ugen;
 void luf_ugen_cpu_flush(void);
 unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen);
+bool luf_ugen_all_flushed(u32 gen);
 void luf_ugen_reset(void);
 
 /* The luf_batch table (module/batch.c) */
@@ -165,7 +166,7 @@ extern atomic_long_t luf_outstanding;
 int luf_batch_init(void);
 void luf_batch_exit(void);
 bool luf_pfn_pending(unsigned long pfn);
-bool luf_mapping_pending(struct address_space *mapping);
+bool luf_key_pending(const void *key);
 void luf_pfn_forget(unsigned long pfn);
 bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages);
@@ -194,6 +195,8 @@ void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
 		   struct arch_tlbflush_unmap_batch *src);
 void luf_arch_clear(struct arch_tlbflush_unmap_batch *b);
 unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen);
+bool luf_arch_may_take(const struct tlbflush_unmap_batch *ro);
+bool luf_arch_empty(const struct arch_tlbflush_unmap_batch *b);
 struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b);
 
 #endif /* _LUF_H */

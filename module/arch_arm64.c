@@ -77,10 +77,48 @@ void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
 	arch_tlbbatch_clear(b);
 }
 
-/* Nothing tells which CPUs still cache an ASID: nothing to prune. */
+/**
+ * luf_arch_may_take - can LUF take over the flush of @ro?
+ * @ro: the read-only batch of an unmapped folio
+ *
+ * Return: true if @ro is lazy: its per-page TLBIs were left out and its
+ * ASIDs recorded.  A batch that was not lazy (the knob changed in
+ * between) has TLBIs in flight that only the core's DSB waits for.
+ */
+bool luf_arch_may_take(const struct tlbflush_unmap_batch *ro)
+{
+	return ro->arch.lazy;
+}
+
+/**
+ * luf_arch_prune - drop what is provably gone from @b
+ * @b: a closed table entry about to be flushed
+ * @gen: its generation
+ *
+ * Nothing tells which CPUs cache an ASID, but an ASID rollover makes every
+ * CPU invalidate its whole local TLB before it next switches mm (cpu_flush
+ * hook).  Once every CPU has done so since @gen closed, no TLB holds an
+ * entry of @b and it needs no broadcast at all.
+ *
+ * Return: number of CPUs that made the broadcast unnecessary, or 0.
+ */
 unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen)
 {
-	return 0;
+	if (!b->nr_asids || !luf_ugen_all_flushed(gen))
+		return 0;
+	arch_tlbbatch_clear(b);
+	return num_possible_cpus();
+}
+
+/**
+ * luf_arch_empty - does flushing @b do nothing?
+ * @b: a batch about to be flushed
+ *
+ * Return: true if no ASID is recorded (every entry was pruned).
+ */
+bool luf_arch_empty(const struct arch_tlbflush_unmap_batch *b)
+{
+	return !b->nr_asids;
 }
 
 /* No cpumask: the batch flush broadcasts. */

@@ -74,6 +74,28 @@ unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen)
 }
 
 /**
+ * luf_arch_may_take - can LUF take over the flush of @ro?
+ * @ro: the read-only batch of an unmapped folio
+ *
+ * Return: always true on x86, where adding to a batch sends nothing.
+ */
+bool luf_arch_may_take(const struct tlbflush_unmap_batch *ro)
+{
+	return true;
+}
+
+/**
+ * luf_arch_empty - does flushing @b do nothing?
+ * @b: a batch about to be flushed
+ *
+ * Return: true if no CPU is left to interrupt.
+ */
+bool luf_arch_empty(const struct arch_tlbflush_unmap_batch *b)
+{
+	return cpumask_empty(&b->cpumask);
+}
+
+/**
  * luf_arch_mask - the CPUs a flush of @b interrupts
  * @b: the batch
  *

@@ -15,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/nodemask.h>
+#include <linux/rmap.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
 #include "luf.h"
@@ -34,16 +35,17 @@ static DEFINE_SPINLOCK(luf_flush_lock);
 static struct arch_tlbflush_unmap_batch luf_flush_batch;
 
 /*
- * Which page caches have folios with deferred flushes: a small hash of
- * mappings, each slot with the newest generation deferred for it.  Two
- * mappings with pending generations in one slot make it LUF_ANY_MAPPING,
- * which matches every mapping until those generations are flushed.
+ * Which page caches and anon_vma trees have folios with deferred flushes:
+ * a small hash of keys (the address_space, or the root anon_vma), each
+ * slot with the newest generation deferred for it.  Two keys with pending
+ * generations in one slot make it LUF_ANY_KEY, which matches every key
+ * until those generations are flushed.
  */
 #define LUF_MAP_BITS		8
-#define LUF_ANY_MAPPING		((struct address_space *)-1L)
+#define LUF_ANY_KEY		((const void *)-1L)
 
 struct luf_map_slot {
-	struct address_space *mapping;
+	const void *key;
 	u32 gen;
 };
 
@@ -108,34 +110,49 @@ void luf_pfn_forget(unsigned long pfn)
 }
 
 /* Called with luf_batch_lock held */
-static void luf_map_note(struct address_space *mapping, u32 gen)
+static void luf_map_note(const void *key, u32 gen)
 {
-	struct luf_map_slot *s = &luf_maps[hash_ptr(mapping, LUF_MAP_BITS)];
+	struct luf_map_slot *s = &luf_maps[hash_ptr(key, LUF_MAP_BITS)];
 
-	if (s->mapping != mapping &&
-	    luf_gen_pending(s->gen, luf_done, luf_ugen))
-		mapping = LUF_ANY_MAPPING;
-	WRITE_ONCE(s->mapping, mapping);
+	if (s->key != key && luf_gen_pending(s->gen, luf_done, luf_ugen))
+		key = LUF_ANY_KEY;
+	WRITE_ONCE(s->key, key);
 	WRITE_ONCE(s->gen, gen);
 }
 
 /**
- * luf_mapping_pending - may a deferred translation show old @mapping data?
- * @mapping: a page cache about to change
+ * luf_key_pending - may a deferred translation show old data of @key?
+ * @key: an address_space, or a root anon_vma (luf_folio_key())
  *
- * Return: true if a folio of @mapping (or of a mapping sharing its hash
- * slot) was deferred and is not flushed yet.
+ * Return: true if a folio of @key (or of a key sharing its hash slot) was
+ * deferred and is not flushed yet.
  */
-bool luf_mapping_pending(struct address_space *mapping)
+bool luf_key_pending(const void *key)
 {
-	struct luf_map_slot *s = &luf_maps[hash_ptr(mapping, LUF_MAP_BITS)];
-	struct address_space *m = READ_ONCE(s->mapping);
+	struct luf_map_slot *s = &luf_maps[hash_ptr(key, LUF_MAP_BITS)];
+	const void *k = READ_ONCE(s->key);
 
-	if (m != mapping && m != LUF_ANY_MAPPING)
+	if (!key || (k != key && k != LUF_ANY_KEY))
 		return false;
 	/* Pairs with smp_store_release() in luf_batch_flush() */
 	return luf_gen_pending(READ_ONCE(s->gen), smp_load_acquire(&luf_done),
 			       READ_ONCE(luf_ugen));
+}
+
+/*
+ * The key of a folio's deferral: its page cache, or the root of its
+ * anon_vma tree, which the anon_vma of every VMA that can map the folio
+ * shares.  Only compared, never dereferenced later; the anon_vma slab is
+ * SLAB_TYPESAFE_BY_RCU and the caller runs with preemption disabled.
+ */
+static const void *luf_folio_key(struct folio *folio)
+{
+	struct anon_vma *av;
+
+	if (!folio_test_anon(folio))
+		return folio->mapping;
+	av = (void *)((unsigned long)folio->mapping & ~PAGE_MAPPING_FLAGS);
+	return READ_ONCE(av->root);
 }
 
 /**
@@ -182,10 +199,9 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 	}
 	luf_arch_fold(&b->arch, &ro->arch);
 	WRITE_ONCE(luf_side[pfn], gen);
-	if (!folio_test_anon(folio))
-		luf_map_note(folio->mapping, gen);
+	luf_map_note(luf_folio_key(folio), gen);
 	if (++b->nr >= LUF_BATCH_FOLIOS)
-		WRITE_ONCE(luf_ugen, gen + 1);
+		smp_store_release(&luf_ugen, gen + 1);
 	atomic_long_inc(&luf_outstanding);
 	spin_unlock(&luf_batch_lock);
 	trace_luf_defer(pfn, gen);
@@ -228,14 +244,14 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 		luf_arch_fold(&luf_flush_batch, &b->arch);
 	}
 	if (nr_entries)
-		WRITE_ONCE(luf_ugen, gen + 1);
+		smp_store_release(&luf_ugen, gen + 1);
 	spin_unlock(&luf_batch_lock);
 
 	if (!nr_entries) {
 		spin_unlock(&luf_flush_lock);
 		return 0;
 	}
-	if (mask && cpumask_empty(mask)) {
+	if (luf_arch_empty(&luf_flush_batch)) {
 		luf_count(LUF_EV_FLUSHES_SKIPPED, 1);
 	} else {
 		/* x86: IPIs to the CPUs in mask; arm64 (no mask): TLBIs */

@@ -20,6 +20,7 @@
  */
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/rmap.h>
 #include <linux/moduleparam.h>
 #include <linux/pagemap.h>
 #include <linux/fs.h>
@@ -136,7 +137,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_unmap_done(ro);
 	if (!luf_may_defer(ro->luf_ctx, ro->luf_reason) ||
-	    !luf_folio_deferrable(folio))
+	    !luf_arch_may_take(ro) || !luf_folio_deferrable(folio))
 		return false;
 	if (!luf_batch_defer(folio, ro, luf_max_pending_pages())) {
 		luf_kick(LUF_CAUSE_THRESHOLD);
@@ -184,22 +185,33 @@ static bool luf_mm_batched(struct mm_struct *mm)
 	return (batch & 0x7fff) != ((batch >> 16) & 0x7fff);
 }
 
+/*
+ * May a deferred translation in @vma show data that a write through it
+ * would change?  Only if a folio of its page cache, or of its anon_vma
+ * tree, is deferred and not flushed yet.
+ */
+static bool luf_vma_pending(struct vm_area_struct *vma)
+{
+	if (vma->vm_file && luf_key_pending(vma->vm_file->f_mapping))
+		return true;
+	return vma->anon_vma && luf_key_pending(READ_ONCE(vma->anon_vma->root));
+}
+
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
 {
 	if (vma->vm_flags & VM_SHARED) {
 		/* Any mm may hold stale entries to the old page-cache page;
 		 * a read fault maps writable in a shared writable mapping.
-		 * Only a page cache with deferred folios can have one.
 		 */
 		if (!(flags & FAULT_FLAG_WRITE) && !(vma->vm_flags & VM_WRITE))
-			return;
-		if (vma->vm_file && !luf_mapping_pending(vma->vm_file->f_mapping))
 			return;
 	} else if (!(flags & FAULT_FLAG_WRITE) || !luf_mm_batched(vma->vm_mm)) {
 		/* A private write is only visible to this mm. */
 		return;
 	}
+	if (!luf_vma_pending(vma))
+		return;
 	if (READ_ONCE(luf_debug_break) != LUF_BREAK_FAULT)
 		luf_settle(LUF_CAUSE_WRITE_FAULT);
 }
@@ -210,13 +222,13 @@ static void luf_hook_write_fault(struct vm_area_struct *vma,
  * punching) and invalidation after the backing store changed make that
  * wrong, so they flush first.  remove_mapping() and folio_mkclean() leave
  * the content as it is: a later copy of the page reads the same data.
- * Only page caches with deferred folios matter (luf_mapping_pending()).
+ * Only page caches with deferred folios matter (luf_key_pending()).
  */
 static void luf_hook_file_change(struct address_space *mapping,
 				 enum luf_file_why why)
 {
 	if (why == LUF_FILE_REMOVE || why == LUF_FILE_MKCLEAN ||
-	    !luf_mapping_pending(mapping))
+	    !luf_key_pending(mapping))
 		return;
 	if (READ_ONCE(luf_debug_break) != LUF_BREAK_WRITE)
 		luf_settle(LUF_CAUSE_FILE_CHANGE);

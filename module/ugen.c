@@ -24,8 +24,12 @@ static DEFINE_PER_CPU(u32, luf_cpu_flushed_gen);
  */
 void luf_ugen_cpu_flush(void)
 {
-	/* Read the generation before the flush (CR3 writes serialise). */
-	this_cpu_write(luf_cpu_flushed_gen, READ_ONCE(luf_ugen) - 1);
+	/*
+	 * Read the generation before the flush; acquire orders the PTE
+	 * clears of the closed entries before the flush (x86: CR3 writes
+	 * serialise; arm64: the DSB of local_flush_tlb_all()).
+	 */
+	this_cpu_write(luf_cpu_flushed_gen, smp_load_acquire(&luf_ugen) - 1);
 }
 
 /**
@@ -48,6 +52,26 @@ unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen)
 		}
 	}
 	return pruned;
+}
+
+/**
+ * luf_ugen_all_flushed - has every CPU flushed its TLB since @gen closed?
+ * @gen: a closed generation
+ *
+ * Return: true if every possible CPU's record covers @gen.  An offline CPU
+ * counts only by its record: arm64 and x86 also flush when a CPU comes up,
+ * but that is not recorded.
+ */
+bool luf_ugen_all_flushed(u32 gen)
+{
+	u32 now = READ_ONCE(luf_ugen);
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (!luf_gen_covers(READ_ONCE(per_cpu(luf_cpu_flushed_gen, cpu)),
+				    gen, now))
+			return false;
+	return true;
 }
 
 /**

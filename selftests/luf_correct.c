@@ -144,12 +144,6 @@ static void mark(const char *s)
 		g_mark = -1;
 }
 
-/*
- * Diagnostics go to stderr, unbuffered: the test runs in a process that
- * ends with _exit(), which would drop what stdout still buffers.
- */
-#define note(fmt, ...) fprintf(stderr, "# " fmt, ##__VA_ARGS__)
-
 static inline uint64_t word(uint64_t i, unsigned int gen)
 {
 	return WORD_MAGIC << 40 | (i & 0xffffff) << 16 | (gen & 0xffff);

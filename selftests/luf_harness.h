@@ -88,4 +88,10 @@ static inline void luf_assert_remote_flushes(struct __test_metadata *_metadata,
 		return test_harness_run(argc, argv);			\
 	}
 
+/*
+ * Diagnostics go to stderr, unbuffered: a test runs in a process that
+ * ends with _exit(), which would drop what stdout still buffers.
+ */
+#define note(fmt, ...) fprintf(stderr, "# " fmt, ##__VA_ARGS__)
+
 #endif /* LUF_HARNESS_H */

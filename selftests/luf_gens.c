@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_gens: a deferred flush that every CPU has made unnecessary is not
+ * sent at all.
+ *
+ * Exactly LUF_BATCH_FOLIOS folios are deferred, one MADV_PAGEOUT of one
+ * page at a time from a fresh load, so the table entry that took them is
+ * closed and the open one is empty.  Then every CPU flushes its whole TLB
+ * on its own, which the cpu_flush hook records:
+ *
+ *  x86_64  the deferring mm runs a spinning thread on every other CPU;
+ *          mprotect() in it calls flush_tlb_batched_pending(), a full
+ *          flush of the mm on each of its CPUs.
+ *  arm64   enough short-lived processes to roll the ASIDs over, then one
+ *          process per CPU: a CPU invalidates its local TLB before it
+ *          first switches mm after a rollover.
+ *
+ * Disabling LUF then settles the entry: flushes_skipped moves, while
+ * flushes and tlbi_issued do not.  The same steps without the CPU flushes
+ * (the control) send the flush.
+ *
+ *  gens.control            no CPU flush in between: the flush is sent
+ *  gens.all_cpus_flushed   every CPU flushed: nothing is sent
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "luf_harness.h"
+
+#define BATCH_FOLIOS	512	/* LUF_BATCH_FOLIOS in include/luf.h */
+#define FILE_PAGES	(BATCH_FOLIOS + 256)
+
+struct spinner {
+	pthread_t tid;
+	int cpu;
+	volatile int *stop;
+	int err;
+};
+
+FIXTURE(gens) {
+	struct luf_file f;
+	struct spinner sp[64];
+	int nsp;
+	volatile int stop;
+};
+
+static void *spin(void *arg)
+{
+	struct spinner *s = arg;
+
+	s->err = pin_to_cpu(s->cpu);
+	while (!*s->stop)
+		;
+	return NULL;
+}
+
+FIXTURE_SETUP(gens)
+{
+	int ncpus = nr_cpus(), ret, c;
+
+	if (ncpus < 2)
+		SKIP(return, "needs two CPUs");
+	REQUIRE_DIR(LUF_EXT4_DIR);
+	self->f.fd = -1;
+	ret = luf_fresh_load();
+	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
+	ASSERT_EQ(0, luf_knob_write("observe", "0"));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ret = luf_file_create(&self->f, LUF_EXT4_DIR, "gens",
+			      (size_t)FILE_PAGES * (size_t)getpagesize());
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	ASSERT_EQ(0, luf_file_map(&self->f));
+	ASSERT_EQ(0, pin_to_cpu(0));
+	/* keep the mm loaded on every CPU, so the deferral covers them all */
+	for (c = 1; c < ncpus && self->nsp < 64; c++) {
+		struct spinner *s = &self->sp[self->nsp];
+
+		s->cpu = c;
+		s->stop = &self->stop;
+		ASSERT_EQ(0, pthread_create(&s->tid, NULL, spin, s));
+		self->nsp++;
+	}
+}
+
+FIXTURE_TEARDOWN(gens)
+{
+	int i;
+
+	self->stop = 1;
+	for (i = 0; i < self->nsp; i++)
+		pthread_join(self->sp[i].tid, NULL);
+	luf_file_destroy(&self->f);
+	luf_ensure_unloaded();
+}
+
+/* Defer exactly BATCH_FOLIOS folios, one page at a time. */
+static void defer_one_entry(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(gens) *self)
+{
+	uint64_t deferred = 0, v, flushes;
+	size_t ps = (size_t)getpagesize(), p;
+
+	ASSERT_EQ((uint64_t)0, luf_file_touch(&self->f));
+	for (p = 0; p < self->f.npages && deferred < BATCH_FOLIOS; p++) {
+		ASSERT_EQ(0, madvise((void *)(self->f.map + p * ps), ps,
+				     MADV_PAGEOUT)) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(0, luf_counter_read("deferred_folios", &deferred));
+	}
+	ASSERT_EQ((uint64_t)BATCH_FOLIOS, deferred)
+		TH_LOG("deferred %" PRIu64 " folios from %zu pages", deferred, p);
+	ASSERT_EQ(0, luf_counter_read("flushes", &flushes));
+	ASSERT_EQ(0, luf_counter_read("flushes_skipped", &v));
+	ASSERT_EQ((uint64_t)0, flushes + v)
+		TH_LOG("something settled the entry before the test did");
+	ASSERT_EQ(0, luf_counter_read("pending_folios", &v));
+	ASSERT_EQ((uint64_t)BATCH_FOLIOS, v);
+}
+
+#if defined(__aarch64__)
+/* Entries of the ASID allocator, from its boot message. */
+static long asid_entries(void)
+{
+	static const char key[] = "ASID allocator initialised with ";
+	long n = 1L << 16;
+	char *buf, *at;
+	int len;
+
+	len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	if (len <= 0)
+		return n;
+	buf = malloc(len + 1);
+	if (!buf)
+		return n;
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
+	if (len > 0) {
+		buf[len] = '\0';
+		at = strstr(buf, key);
+		if (at)
+			n = strtol(at + sizeof(key) - 1, NULL, 10);
+	}
+	free(buf);
+	return n;
+}
+
+/* A child that runs on @cpu and exits; -1: run where it is put */
+static int run_child(int cpu)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (cpu >= 0 && pin_to_cpu(cpu))
+			_exit(1);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -errno;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
+}
+
+static void every_cpu_flushes(struct __test_metadata *_metadata)
+{
+	long n = asid_entries() + 1024, i;
+	double t0 = luf_now();
+	int c;
+
+	note("%ld processes to roll %ld ASIDs over\n", n, n - 1024);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, run_child(-1));
+	for (c = 0; c < nr_cpus(); c++)
+		ASSERT_EQ(0, run_child(c));
+	note("%.1f s\n", luf_now() - t0);
+}
+#else
+static void every_cpu_flushes(struct __test_metadata *_metadata)
+{
+	char *p = mmap(NULL, (size_t)getpagesize(), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, p);
+	/*
+	 * A write fault in an mm with deferred unmaps of other memory settles
+	 * nothing; and mprotect() reaches flush_tlb_batched_pending() only
+	 * where a page table exists.
+	 */
+	*p = 1;
+	ASSERT_EQ(0, mprotect(p, (size_t)getpagesize(), PROT_READ));
+	munmap(p, (size_t)getpagesize());
+}
+#endif
+
+static void settle(struct __test_metadata *_metadata, bool cpus_flushed)
+{
+	struct { uint64_t flushes, skipped, tlbi, pruned; } a, b;
+
+	ASSERT_EQ(0, luf_counter_read("flushes", &a.flushes));
+	ASSERT_EQ(0, luf_counter_read("flushes_skipped", &a.skipped));
+	ASSERT_EQ(0, luf_counter_read("tlbi_issued", &a.tlbi));
+	ASSERT_EQ(0, luf_counter_read("cpus_pruned", &a.pruned));
+	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, luf_counter_read("flushes", &b.flushes));
+	ASSERT_EQ(0, luf_counter_read("flushes_skipped", &b.skipped));
+	ASSERT_EQ(0, luf_counter_read("tlbi_issued", &b.tlbi));
+	ASSERT_EQ(0, luf_counter_read("cpus_pruned", &b.pruned));
+	note("flushes +%" PRIu64 " skipped +%" PRIu64 " tlbi_issued +%" PRIu64
+	     " cpus_pruned +%" PRIu64 "\n", b.flushes - a.flushes,
+	     b.skipped - a.skipped, b.tlbi - a.tlbi, b.pruned - a.pruned);
+	if (cpus_flushed) {
+		ASSERT_EQ(a.skipped + 1, b.skipped);
+		ASSERT_EQ(a.flushes, b.flushes);
+		ASSERT_EQ(a.tlbi, b.tlbi);
+		ASSERT_GT(b.pruned, a.pruned);
+	} else {
+		ASSERT_EQ(a.skipped, b.skipped);
+		ASSERT_EQ(a.flushes + 1, b.flushes);
+#if defined(__aarch64__)
+		ASSERT_GT(b.tlbi, a.tlbi);
+#endif
+	}
+}
+
+TEST_F_TIMEOUT(gens, control, 300)
+{
+	defer_one_entry(_metadata, self);
+	settle(_metadata, false);
+}
+
+TEST_F_TIMEOUT(gens, all_cpus_flushed, 900)
+{
+	uint64_t v;
+
+	defer_one_entry(_metadata, self);
+	every_cpu_flushes(_metadata);
+	ASSERT_EQ(0, luf_counter_read("pending_folios", &v));
+	ASSERT_EQ((uint64_t)BATCH_FOLIOS, v)
+		TH_LOG("the deferral was settled while the CPUs flushed");
+	settle(_metadata, true);
+}
+
+TEST_HARNESS_MAIN
