@@ -89,8 +89,10 @@ enum luf_event {
 	LUF_EV_CPUS_PRUNED,	/* CPUs dropped because they had flushed */
 	LUF_EV_TLBI_AVOIDED,	/* arm64: per-page broadcast TLBIs left out */
 	LUF_EV_TLBI_ISSUED,	/* arm64: ASID-wide or full TLBIs sent instead */
-	LUF_EV_FORCED_BASE,
-	LUF_EV_NR = LUF_EV_FORCED_BASE + LUF_NR_CAUSES,
+	LUF_EV_MIGRC_RETAINED,	/* migrated-away sources with deferred flushes */
+	LUF_EV_FORCED_BASE,	/* flushes by cause */
+	LUF_EV_RELEASED_BASE = LUF_EV_FORCED_BASE + LUF_NR_CAUSES,
+	LUF_EV_NR = LUF_EV_RELEASED_BASE + LUF_NR_CAUSES, /* releases by cause */
 };
 
 struct luf_stats {

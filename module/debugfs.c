@@ -2,7 +2,7 @@
 /*
  * Counters in /sys/kernel/debug/luf/, one decimal value per file:
  * <path>_<stat> and migrate_<reason>_<stat> (observe mode), LUF events,
- * forced_<cause>, and the gauges held_pages, held_pages_peak and
+ * forced_<cause>, released_<cause>, and the gauges held_pages, held_pages_peak and
  * pending_folios.
  */
 #include <linux/debugfs.h>
@@ -59,6 +59,9 @@ int luf_debugfs_init(void)
 		snprintf(name, sizeof(name), "forced_%s", luf_cause_name[c]);
 		luf_stat_file(name, offsetof(struct luf_stats,
 					     ev[LUF_EV_FORCED_BASE + c]));
+		snprintf(name, sizeof(name), "released_%s", luf_cause_name[c]);
+		luf_stat_file(name, offsetof(struct luf_stats,
+					     ev[LUF_EV_RELEASED_BASE + c]));
 	}
 	debugfs_create_file_unsafe("held_pages", 0444, luf_dir, &luf_held,
 				   &luf_atomic_fops);

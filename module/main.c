@@ -149,10 +149,19 @@ static bool luf_hook_unmap_done(struct folio *folio,
 	return true;
 }
 
-/* Sources are held back when freed (luf_hook_free_page), not here. */
+/*
+ * A source whose unmap was deferred stays where it is: the core frees it
+ * as usual and the free_page hook holds it back like every page a
+ * deferred translation may reach (one holding mechanism, one bound, one
+ * set of release triggers for LUF and MIGRC).  Here it is only counted.
+ */
 static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
 				      int reason)
 {
+	if (luf_pfn_pending(folio_pfn(src))) {
+		luf_count(LUF_EV_MIGRC_RETAINED, 1);
+		trace_luf_migrc_retain(folio_pfn(src), folio_pfn(dst), reason);
+	}
 	return false;
 }
 
@@ -170,7 +179,7 @@ static void luf_settle(enum luf_cause cause)
 		return;
 	luf_batch_flush(cause);
 	if (atomic_long_read(&luf_held))
-		luf_kick(LUF_CAUSE_THRESHOLD);
+		luf_kick(cause);
 }
 
 /*

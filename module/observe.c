@@ -62,6 +62,7 @@ const char * const luf_event_name[LUF_EV_FORCED_BASE] = {
 	[LUF_EV_CPUS_PRUNED] = "cpus_pruned",
 	[LUF_EV_TLBI_AVOIDED] = "tlbi_avoided",
 	[LUF_EV_TLBI_ISSUED] = "tlbi_issued",
+	[LUF_EV_MIGRC_RETAINED] = "migrc_retained",
 };
 
 const char * const luf_cause_name[LUF_NR_CAUSES] = {

@@ -93,6 +93,7 @@ unsigned long luf_release(enum luf_cause cause)
 	}
 	atomic_long_sub(freed, &luf_held);
 	luf_count(LUF_EV_RELEASED, freed);
+	luf_count(LUF_EV_RELEASED_BASE + cause, freed);
 	trace_luf_release(freed, cause);
 	/* Deferred meanwhile: the timer still bounds how long it waits. */
 	if (atomic_long_read(&luf_outstanding))
@@ -100,9 +101,12 @@ unsigned long luf_release(enum luf_cause cause)
 	return freed;
 }
 
+/* What the last luf_kick() for the release work was for (counters only) */
+static enum luf_cause luf_kick_cause = LUF_CAUSE_THRESHOLD;
+
 static void luf_release_workfn(struct work_struct *work)
 {
-	luf_release(LUF_CAUSE_THRESHOLD);
+	luf_release(READ_ONCE(luf_kick_cause));
 }
 
 static void luf_timer_workfn(struct work_struct *work)
@@ -112,7 +116,8 @@ static void luf_timer_workfn(struct work_struct *work)
 
 /**
  * luf_kick - have the worker release everything soon
- * @cause: LUF_CAUSE_THRESHOLD for now, LUF_CAUSE_TIMER for max_defer_ms
+ * @cause: LUF_CAUSE_TIMER: in max_defer_ms; any other: now, counted as
+ *	released_<cause>
  *
  * Context: any.
  */
@@ -121,8 +126,10 @@ void luf_kick(enum luf_cause cause)
 	if (cause == LUF_CAUSE_TIMER)
 		queue_delayed_work(luf_wq, &luf_timer_work,
 				   msecs_to_jiffies(luf_knob(LUF_KNOB_MAX_DEFER_MS)));
-	else
+	else {
+		WRITE_ONCE(luf_kick_cause, cause);
 		queue_work(luf_wq, &luf_release_work);
+	}
 }
 
 static unsigned long luf_shrink_count(struct shrinker *s,

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Tracepoints of luf.ko: luf:luf_defer, luf:luf_flush, luf:luf_release */
+/*
+ * Tracepoints of luf.ko: luf:luf_defer, luf:luf_migrc_retain, luf:luf_flush,
+ * luf:luf_release
+ */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM luf
 
@@ -16,6 +19,19 @@ TRACE_EVENT(luf_defer,
 	    TP_fast_assign(__entry->pfn = pfn;
 			   __entry->gen = gen;),
 	    TP_printk("pfn=0x%lx gen=%u", __entry->pfn, __entry->gen)
+);
+
+TRACE_EVENT(luf_migrc_retain,
+	    TP_PROTO(unsigned long src, unsigned long dst, int reason),
+	    TP_ARGS(src, dst, reason),
+	    TP_STRUCT__entry(__field(unsigned long, src)
+			     __field(unsigned long, dst)
+			     __field(int, reason)),
+	    TP_fast_assign(__entry->src = src;
+			   __entry->dst = dst;
+			   __entry->reason = reason;),
+	    TP_printk("src=0x%lx dst=0x%lx reason=%d", __entry->src,
+		      __entry->dst, __entry->reason)
 );
 
 TRACE_EVENT(luf_flush,

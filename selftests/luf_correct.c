@@ -67,6 +67,11 @@
  *	max_pending_kb=512 and a memcg reclaim workload that defers more
  *	than four times that: held_pages_peak never passes 512 KiB, and the
  *	threshold release ran.
+ *  lifecycle.migrc_alloc_near_limit (I5, MIGRC)
+ *	64 MiB of tmpfs migrated to node 1 with the sources held; a child
+ *	bound to node 0 faults in node 0's MemFree plus the held amount
+ *	minus 48 MiB (what stock 6.12 has free): it must not be OOM-killed,
+ *	and released_zone_low or released_shrinker moved.
  *  lifecycle.rmmod_under_load (I6)
  *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
  *	succeeds, the workload goes on correctly without the module, no new
@@ -113,7 +118,9 @@
 #include <sys/mman.h>
 #include <sys/swap.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include "luf_harness.h"
 
@@ -517,6 +524,7 @@ static void rd_summary(struct rd_ctl *c, struct rd_sum *s)
 struct ev {
 	uint64_t deferred, held, held_total, released, pending, flushes;
 	uint64_t fc, wf, timer, disable;
+	uint64_t rel_zone_low, rel_shrinker, retained;
 };
 
 static int ev_read(struct ev *e)
@@ -525,11 +533,13 @@ static int ev_read(struct ev *e)
 		"deferred_folios", "held_pages", "held_pages_total",
 		"released_pages", "pending_folios", "flushes",
 		"forced_file_change", "forced_write_fault", "forced_timer",
-		"forced_disable",
+		"forced_disable", "released_zone_low", "released_shrinker",
+		"migrc_retained",
 	};
 	uint64_t *v[] = {
 		&e->deferred, &e->held, &e->held_total, &e->released,
 		&e->pending, &e->flushes, &e->fc, &e->wf, &e->timer, &e->disable,
+		&e->rel_zone_low, &e->rel_shrinker, &e->retained,
 	};
 	size_t i;
 	int err;
@@ -548,9 +558,12 @@ static void ev_log(const char *what, const struct ev *e)
 		       " pending_folios=%" PRIu64 " held_pages_total=%" PRIu64
 		       " released_pages=%" PRIu64 " flushes=%" PRIu64
 		       " forced_file_change=%" PRIu64 " forced_write_fault=%" PRIu64
-		       " forced_timer=%" PRIu64 " forced_disable=%" PRIu64 "\n",
+		       " forced_timer=%" PRIu64 " forced_disable=%" PRIu64
+		       " released_zone_low=%" PRIu64 " released_shrinker=%" PRIu64
+		       " migrc_retained=%" PRIu64 "\n",
 		       what, e->deferred, e->held, e->pending, e->held_total,
-		       e->released, e->flushes, e->fc, e->wf, e->timer, e->disable);
+		       e->released, e->flushes, e->fc, e->wf, e->timer, e->disable,
+		       e->rel_zone_low, e->rel_shrinker, e->retained);
 }
 
 /*
@@ -659,25 +672,26 @@ static int demote_deferred(const struct ev *before)
 	return -EAGAIN;
 }
 
-/* move_pages(2) every page at @map to MIGRATE_NODE; 0 or -errno */
-static int move_to_node(void *map, size_t len)
+/* move_pages(2) every page at @map to @node; 0 or -errno */
+static int move_to_node(void *map, size_t len, int node)
 {
 	int nodes[NPAGES], status[NPAGES];
-	size_t n = len / ps, i;
+	size_t n = len / ps, at, i, c;
 	void *pages[NPAGES];
 
-	if (n > NPAGES)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		pages[i] = (char *)map + i * ps;
-		nodes[i] = MIGRATE_NODE;
-		status[i] = -1;
+	for (at = 0; at < n; at += c) {
+		c = n - at < NPAGES ? n - at : NPAGES;
+		for (i = 0; i < c; i++) {
+			pages[i] = (char *)map + (at + i) * ps;
+			nodes[i] = node;
+			status[i] = -1;
+		}
+		if (luf_move_pages(c, pages, nodes, status))
+			return -errno;
+		for (i = 0; i < c; i++)
+			if (status[i] != node)
+				return status[i] < 0 ? status[i] : -EAGAIN;
 	}
-	if (luf_move_pages(n, pages, nodes, status))
-		return -errno;
-	for (i = 0; i < n; i++)
-		if (status[i] != MIGRATE_NODE)
-			return status[i] < 0 ? status[i] : -EAGAIN;
 	return 0;
 }
 
@@ -702,7 +716,7 @@ static void make_deferred(struct __test_metadata *_metadata, enum how how,
 	if (how == BY_PAGEOUT)
 		ret = madvise(map, len, MADV_PAGEOUT) ? -errno : 0;
 	else if (how == BY_MIGRATION)
-		ret = move_to_node(map, len);
+		ret = move_to_node(map, len, MIGRATE_NODE);
 	else
 		ret = demote_deferred(before);
 	ASSERT_EQ(0, ret) TH_LOG("%s: %s", how == BY_PAGEOUT ? "MADV_PAGEOUT" :
@@ -1769,6 +1783,132 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 	ASSERT_GT(peak, (uint64_t)0) TH_LOG("nothing was ever held");
 	ASSERT_LE(peak, max_pages) TH_LOG("held more than max_pending_kb");
 	ASSERT_GT(forced, (uint64_t)0) TH_LOG("no threshold release");
+}
+
+/*
+ * MIGRC must never make an allocation fail that stock 6.12 satisfies:
+ * migrate ALLOC_MB of tmpfs pages from node 0 to node 1 with the sources
+ * held, then let a child bound to node 0 fault in node 0's free memory
+ * plus what is held, minus ALLOC_SLACK_MB: stock would have the sources
+ * free.  The child must finish (no OOM kill) and the held pages must have
+ * been given back on the way (zone_low or the shrinker).
+ */
+#define ALLOC_MB	64
+#define ALLOC_SLACK_MB	48
+
+static int node_meminfo_kb(int nid, const char *key, uint64_t *kb)
+{
+	char path[96], line[160], name[64];
+	unsigned long long v;
+	int n, ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", nid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %d %63[^:]: %llu", &n, name, &v) == 3 &&
+		    !strcmp(name, key)) {
+			*kb = v;
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+/* In a child bound to node 0: fault in @kb of anonymous memory. */
+static int alloc_on_node0(uint64_t kb)
+{
+	unsigned long mask = 1;
+	size_t len = kb * 1024, i;
+	int st;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		char *p;
+
+		if (syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */, &mask, 8 * sizeof(mask)))
+			_exit(2);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (p == MAP_FAILED)
+			_exit(3);
+		for (i = 0; i < len; i += ps)
+			p[i] = 1;
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -errno;
+	if (WIFSIGNALED(st))
+		return -WTERMSIG(st) - 1000;
+	return WEXITSTATUS(st) ? -WEXITSTATUS(st) : 0;
+}
+
+TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
+{
+	const size_t npages = ALLOC_MB * 1024ULL * 1024 / ps;
+	uint64_t free_kb = 0, held_kb, target_kb;
+	struct ev e0, e1, e2;
+	struct tfile f;
+	double t0, t1;
+	char *map;
+	int ret;
+
+	if (!numa_node_has_memory(MIGRATE_NODE))
+		SKIP(return, "needs memory on NUMA node %d", MIGRATE_NODE);
+	REQUIRE_DIR(LUF_TMP_DIR);
+	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ret = tfile_create(&f, LUF_TMP_DIR, "alloc", npages, first_gen());
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	map = mmap(NULL, f.size, PROT_READ, MAP_SHARED, f.fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	madvise(map, f.size, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < f.size; i += ps)
+		(void)*(volatile char *)(map + i);
+
+	/* start from node 0, whatever the allocator chose; nothing held */
+	ret = move_to_node(map, f.size, 0);
+	ASSERT_EQ(0, ret) TH_LOG("move_pages to node 0: %s", strerror(-ret));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "0"));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, ev_read(&e0));
+	ret = move_to_node(map, f.size, MIGRATE_NODE);
+	ASSERT_EQ(0, ret) TH_LOG("move_pages: %s", strerror(-ret));
+	ASSERT_EQ(0, ev_read(&e1));
+	ev_log("after migration", &e1);
+	ASSERT_GT(e1.held * 2, (uint64_t)npages)
+		TH_LOG("fewer than half of the sources are held: nothing to test");
+	ASSERT_GE(e1.retained - e0.retained, e1.held - e0.held)
+		TH_LOG("migrc_retained counts fewer sources than were held");
+
+	ASSERT_EQ(0, node_meminfo_kb(0, "MemFree", &free_kb));
+	held_kb = e1.held * (ps / 1024);
+	target_kb = free_kb + held_kb - ALLOC_SLACK_MB * 1024;
+	t0 = luf_now();
+	ret = alloc_on_node0(target_kb);
+	t1 = luf_now();
+	ASSERT_EQ(0, ev_read(&e2));
+	ev_log("after the allocation", &e2);
+	note("node 0 MemFree %" PRIu64 " kB + held %" PRIu64 " kB: faulted in %"
+	     PRIu64 " kB bound to node 0 in %.2f s: %s; released_zone_low +%"
+	     PRIu64 " released_shrinker +%" PRIu64 " released_pages +%" PRIu64 "\n",
+	     free_kb, held_kb, target_kb, t1 - t0, ret ? "FAILED" : "ok",
+	     e2.rel_zone_low - e1.rel_zone_low, e2.rel_shrinker - e1.rel_shrinker,
+	     e2.released - e1.released);
+	ASSERT_EQ(0, ret) TH_LOG("the allocation failed (%d, <= -1000: signal)", ret);
+	ASSERT_GT(e2.rel_zone_low + e2.rel_shrinker, e1.rel_zone_low + e1.rel_shrinker)
+		TH_LOG("neither zone_low nor the shrinker gave held pages back");
+	ASSERT_GT(e2.released, e1.released);
+	munmap(map, f.size);
+	tfile_destroy(&f);
 }
 
 /* ---- keeping the reader CPUs quiet ---------------------------------- */
