@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the pure logic of luf.ko: knob parsing, generation
- * arithmetic (wraparound included) and table keys.  Built as luf_kunit.ko; the
- * code under test is compiled into this module rather than exported.
+ * arithmetic (wraparound included), table keys and the pruning of entries
+ * by CPU flush records.  Built as luf_kunit.ko; the code under test is
+ * compiled into this module rather than exported.
  */
 #include <kunit/test.h>
 #include <linux/limits.h>
 #include "luf.h"
 
 #include "knobs.c"
+#include "ugen.c"
+#ifdef CONFIG_X86
+#include "arch_x86.c"
+#else
+#include "arch_arm64.c"
+#endif
 
 struct luf_parse_case {
 	const char *in;
@@ -133,11 +140,80 @@ static void luf_key_wrap(struct kunit *test)
 	BUILD_BUG_ON(LUF_NR_BATCH & (LUF_NR_BATCH - 1));
 }
 
+/* Every possible CPU records a whole-TLB flush at @rec, @last_rec for one */
+static void luf_set_records(u32 rec, u32 last_rec)
+{
+	unsigned int cpu, last = cpumask_last(cpu_possible_mask);
+
+	for_each_possible_cpu(cpu)
+		per_cpu(luf_cpu_flushed_gen, cpu) = cpu == last ? last_rec : rec;
+}
+
+/* A batch of the entry's unmaps, as the architecture records them */
+static void luf_fill_batch(struct arch_tlbflush_unmap_batch *b)
+{
+	luf_arch_clear(b);
+#ifdef CONFIG_X86
+	cpumask_copy(&b->cpumask, cpu_possible_mask);
+#else
+	b->nr_asids = 1;
+	b->asids[0] = 42;
+#endif
+}
+
+/*
+ * Generation 4 is closed (luf_ugen 5).  Its batch needs nothing only once
+ * every CPU has recorded a flush that covers it; x86 drops the CPUs that
+ * did one by one, arm64 (no per-CPU batch) only when all did.  The open
+ * generation is never covered by a record taken while it is open.
+ */
+static void luf_prune_by_records(struct kunit *test)
+{
+	struct arch_tlbflush_unmap_batch b;
+	unsigned int n = num_possible_cpus();
+
+	luf_ugen_reset();
+	WRITE_ONCE(luf_ugen, 5);
+
+	luf_fill_batch(&b);
+	luf_set_records(3, 3);
+	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 4), 0U);
+	KUNIT_EXPECT_FALSE(test, luf_arch_empty(&b));
+
+	luf_fill_batch(&b);
+	luf_set_records(4, 3);
+	KUNIT_EXPECT_FALSE(test, luf_ugen_all_flushed(4));
+#ifdef CONFIG_X86
+	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 4), n - 1);
+#else
+	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 4), 0U);
+#endif
+	KUNIT_EXPECT_FALSE(test, luf_arch_empty(&b));
+
+	luf_fill_batch(&b);
+	luf_set_records(4, 4);
+	KUNIT_EXPECT_TRUE(test, luf_ugen_all_flushed(4));
+	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 4), n);
+	KUNIT_EXPECT_TRUE(test, luf_arch_empty(&b));
+
+	/* this CPU flushes now, while generation 5 is open */
+	luf_fill_batch(&b);
+	luf_set_records(4, 4);
+	preempt_disable();
+	luf_ugen_cpu_flush();
+	preempt_enable();
+	KUNIT_EXPECT_FALSE(test, luf_ugen_all_flushed(5));
+	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 5), 0U);
+	KUNIT_EXPECT_FALSE(test, luf_arch_empty(&b));
+	luf_ugen_reset();
+}
+
 static struct kunit_case luf_gen_cases[] = {
 	KUNIT_CASE(luf_gen_order),
 	KUNIT_CASE(luf_gen_cover),
 	KUNIT_CASE(luf_gen_pend),
 	KUNIT_CASE(luf_key_wrap),
+	KUNIT_CASE(luf_prune_by_records),
 	{}
 };
 

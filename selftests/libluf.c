@@ -1073,6 +1073,9 @@ void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind)
 
 struct wl_state {
 	struct luf_file f;
+	char *anon;			/* anon_size bytes at f.map + f.size */
+	size_t anon_size;
+	size_t npages;			/* file and anonymous pages */
 	struct luf_readers rd;
 	bool readers_on;
 	uint64_t *pfn1, *pfn2;
@@ -1102,7 +1105,7 @@ long luf_move_pages(unsigned long count, void **pages, const int *nodes,
 static long migrate_all(struct wl_state *s, int node, size_t chunk,
 			uint64_t *failed, uint64_t *calls)
 {
-	size_t n = s->f.npages, i, todo;
+	size_t n = s->npages, i, todo;
 	long moved = 0;
 	int attempt;
 
@@ -1145,6 +1148,46 @@ static long migrate_all(struct wl_state *s, int node, size_t chunk,
 	return moved;
 }
 
+/*
+ * Read-only, clean anonymous memory right after the file mapping, filled
+ * with the pattern of its offset from the file's start so that the readers
+ * check both as one range: written, made PROT_READ, paged out to swap and
+ * read back, which maps each page read-only and clean.
+ */
+static int wl_anon_setup(struct wl_state *s, size_t size)
+{
+	size_t ps = page_size(), i;
+	uint64_t *w;
+	char line[256];
+	int n = 0;
+	FILE *f;
+	char *p;
+
+	/* the first line of /proc/swaps is a header */
+	f = fopen("/proc/swaps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	if (n < 2)
+		return -ENODEV;
+	p = mmap((void *)(s->f.map + s->f.size), size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	s->anon = p;
+	s->anon_size = size;
+	madvise(p, size, MADV_NOHUGEPAGE);
+	for (w = (uint64_t *)p, i = 0; i < size / 8; i++)
+		w[i] = luf_pattern(s->f.size + i * 8);
+	if (mprotect(p, size, PROT_READ) || madvise(p, size, MADV_PAGEOUT))
+		return -errno;
+	for (i = 0; i < size; i += ps)
+		(void)*(volatile char *)(p + i);
+	return 0;
+}
+
 static bool wl_done(const struct luf_run_opts *o, const struct luf_run_res *r,
 		    double t0)
 {
@@ -1164,6 +1207,9 @@ static void wl_cleanup(struct wl_state *s)
 	if (s->readers_on)
 		luf_readers_stop(&s->rd);
 	s->readers_on = false;
+	if (s->anon)
+		munmap(s->anon, s->anon_size);
+	s->anon = NULL;
 	luf_file_destroy(&s->f);
 	if (s->cg[0]) {
 		memcg_destroy(s->cg);
@@ -1262,7 +1308,7 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 				   o->size)))
 		WL_FAIL(ret, "cannot create a %zu byte file in %s: %s", o->size,
 			o->dir, strerror(-ret));
-	npages = s.f.npages;
+	npages = s.npages = s.f.npages;
 	if (s.cg[0]) {
 		/* the pages must be charged to the memcg: fault them in there */
 		if ((ret = luf_file_evict(&s.f)))
@@ -1273,6 +1319,12 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	}
 	if ((ret = luf_file_map(&s.f)))
 		WL_FAIL(ret, "cannot map %s: %s", s.f.path, strerror(-ret));
+	if (kind == LUF_WL_MIGRATE && o->anon_size) {
+		if ((ret = wl_anon_setup(&s, o->anon_size)))
+			WL_FAIL(ret, "anonymous memory after the file: %s",
+				ret == -ENODEV ? "needs swap on" : strerror(-ret));
+		npages = s.npages = npages + o->anon_size / page_size();
+	}
 	s.pfn1 = calloc(npages, sizeof(*s.pfn1));
 	s.pfn2 = calloc(npages, sizeof(*s.pfn2));
 	s.pages = calloc(npages, sizeof(*s.pages));

@@ -277,6 +277,8 @@ struct luf_run_opts {
 	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
 	int node_a, node_b;		/* MIGRATE: start on a, move to b, back */
 	size_t migrate_chunk;		/* MIGRATE: pages per move_pages(2), 0: all */
+	size_t anon_size;		/* MIGRATE: bytes of read-only anonymous
+					 * memory after the file (needs swap) */
 	const char *tag;		/* file name tag */
 };
 

@@ -6,21 +6,21 @@
  * Exactly LUF_BATCH_FOLIOS folios are deferred, one MADV_PAGEOUT of one
  * page at a time from a fresh load, so the table entry that took them is
  * closed and the open one is empty.  Then every CPU flushes its whole TLB
- * on its own, which the cpu_flush hook records:
- *
- *  x86_64  the deferring mm runs a spinning thread on every other CPU;
- *          mprotect() in it calls flush_tlb_batched_pending(), a full
- *          flush of the mm on each of its CPUs.
- *  arm64   enough short-lived processes to roll the ASIDs over, then one
- *          process per CPU: a CPU invalidates its local TLB before it
- *          first switches mm after a rollover.
- *
+ * on its own, which the cpu_flush hook records: the deferring mm runs a
+ * spinning thread on every other CPU, and mprotect() in it calls
+ * flush_tlb_batched_pending(), a full flush of the mm on each of its CPUs.
  * Disabling LUF then settles the entry: flushes_skipped moves, while
  * flushes and tlbi_issued do not.  The same steps without the CPU flushes
  * (the control) send the flush.
  *
  *  gens.control            no CPU flush in between: the flush is sent
- *  gens.all_cpus_flushed   every CPU flushed: nothing is sent
+ *                          (arm64: and tlbi_issued moves)
+ *  gens.all_cpus_flushed   x86 only: every CPU flushed, nothing is sent
+ *
+ * On arm64 the records come from the local flush after an ASID rollover,
+ * which takes more new processes than ASIDs (65536 under QEMU -cpu max;
+ * more than 13 minutes of forks under TCG): too slow here.  KUnit
+ * (luf_generations.luf_prune_by_records) checks the arm64 pruning rule.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,11 +28,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/klog.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "luf_harness.h"
@@ -127,64 +124,7 @@ static void defer_one_entry(struct __test_metadata *_metadata,
 	ASSERT_EQ((uint64_t)BATCH_FOLIOS, v);
 }
 
-#if defined(__aarch64__)
-/* Entries of the ASID allocator, from its boot message. */
-static long asid_entries(void)
-{
-	static const char key[] = "ASID allocator initialised with ";
-	long n = 1L << 16;
-	char *buf, *at;
-	int len;
-
-	len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
-	if (len <= 0)
-		return n;
-	buf = malloc(len + 1);
-	if (!buf)
-		return n;
-	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
-	if (len > 0) {
-		buf[len] = '\0';
-		at = strstr(buf, key);
-		if (at)
-			n = strtol(at + sizeof(key) - 1, NULL, 10);
-	}
-	free(buf);
-	return n;
-}
-
-/* A child that runs on @cpu and exits; -1: run where it is put */
-static int run_child(int cpu)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		if (cpu >= 0 && pin_to_cpu(cpu))
-			_exit(1);
-		_exit(0);
-	}
-	if (waitpid(pid, &st, 0) != pid)
-		return -errno;
-	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
-}
-
-static void every_cpu_flushes(struct __test_metadata *_metadata)
-{
-	long n = asid_entries() + 1024, i;
-	double t0 = luf_now();
-	int c;
-
-	note("%ld processes to roll %ld ASIDs over\n", n, n - 1024);
-	for (i = 0; i < n; i++)
-		ASSERT_EQ(0, run_child(-1));
-	for (c = 0; c < nr_cpus(); c++)
-		ASSERT_EQ(0, run_child(c));
-	note("%.1f s\n", luf_now() - t0);
-}
-#else
+#if defined(__x86_64__)
 static void every_cpu_flushes(struct __test_metadata *_metadata)
 {
 	char *p = mmap(NULL, (size_t)getpagesize(), PROT_READ | PROT_WRITE,
@@ -238,7 +178,8 @@ TEST_F_TIMEOUT(gens, control, 300)
 	settle(_metadata, false);
 }
 
-TEST_F_TIMEOUT(gens, all_cpus_flushed, 900)
+#if defined(__x86_64__)
+TEST_F_TIMEOUT(gens, all_cpus_flushed, 300)
 {
 	uint64_t v;
 
@@ -249,5 +190,6 @@ TEST_F_TIMEOUT(gens, all_cpus_flushed, 900)
 		TH_LOG("the deferral was settled while the CPUs flushed");
 	settle(_metadata, true);
 }
+#endif
 
 TEST_HARNESS_MAIN

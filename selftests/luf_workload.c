@@ -11,7 +11,9 @@
  * every run).
  * Options: --size-mb M (file size), --dir D (where the file lives),
  * --hot-pages H (readers spin over the first H pages only; 0 = all),
- * --chunk P (migrate: at most P pages per move_pages(2) call; 0 = all).
+ * --chunk P (migrate: at most P pages per move_pages(2) call; 0 = all),
+ * --anon-mb A (migrate: also A MiB of read-only anonymous memory, which
+ * the readers read and move_pages(2) moves too; needs swap on).
  * The initiator runs on CPU 0 and reader i on CPU i+1.
  *
  * Output, one key=value per line:
@@ -38,7 +40,7 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s reclaim|migrate|memcg|demote --seconds N|--rounds R [--readers K]\n"
-		"          [--size-mb M] [--dir D] [--hot-pages H] [--chunk P]\n", argv0);
+		"          [--size-mb M] [--dir D] [--hot-pages H] [--chunk P] [--anon-mb A]\n", argv0);
 	exit(2);
 }
 
@@ -97,6 +99,8 @@ int main(int argc, char **argv)
 			rounds = parse_num(argv[0], opt, argv[++i]);
 		else if (!strcmp(opt, "--chunk"))
 			o.migrate_chunk = parse_num(argv[0], opt, argv[++i]);
+		else if (!strcmp(opt, "--anon-mb"))
+			o.anon_size = parse_num(argv[0], opt, argv[++i]) << 20;
 		else
 			usage(argv[0]);
 	}

@@ -8,9 +8,11 @@
 #  - reclaim (enabled): the readers spin over a read-only ext4 file mapping
 #    larger than the memory.max of their memcg ("luf_workload memcg");
 #  - migrc (migrc_enabled): the readers spin over a read-only 4 MiB tmpfs
-#    file mapping that CPU 0 moves between node 0 and node 1 with
-#    move_pages(2), 16 pages a call, 4 rounds: the same pages migrated in
-#    both runs ("luf_workload migrate --chunk 16 --size-mb 4 --rounds 4");
+#    file mapping and 4 MiB of read-only anonymous memory right after it
+#    (read back from zram swap, so its PTEs are clean), which CPU 0 moves
+#    between node 0 and node 1 with move_pages(2), 16 pages a call, 4
+#    rounds: the same pages migrated in both runs ("luf_workload migrate
+#    --chunk 16 --size-mb 4 --anon-mb 4 --rounds 4");
 #  - migrc-demote (enabled and migrc_enabled: what memory.reclaim does not
 #    demote it reclaims): memory.reclaim with demotion enabled on a memcg
 #    holding the readers' ext4 file, 4 writes ("luf_workload demote
@@ -120,7 +122,15 @@ pct() {	# pct OFF ON
 }
 
 pair reclaim enabled memcg --seconds "$SECS"
-pair migrc migrc_enabled migrate --chunk 16 --size-mb 4 --rounds 4
+# read-only anonymous memory needs swap (its pages are read back from it)
+anon=0
+if [ -b /dev/zram0 ] && swapon /dev/zram0 2>/dev/null; then
+	anon=4
+else
+	echo "# luf-bench: no swap on /dev/zram0: the migrc benchmark moves file pages only"
+fi
+pair migrc migrc_enabled migrate --chunk 16 --size-mb 4 --anon-mb $anon --rounds 4
+[ $anon = 0 ] || swapoff /dev/zram0
 demote=0
 # demotion needs a second memory tier (x86: node 1 from HMAT)
 if [ "$(ls -d /sys/devices/virtual/memory_tiering/memory_tier* 2>/dev/null | wc -l)" -ge 2 ]; then
