@@ -200,8 +200,10 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 	luf_arch_fold(&b->arch, &ro->arch);
 	WRITE_ONCE(luf_side[pfn], gen);
 	luf_map_note(luf_folio_key(folio), gen);
-	if (++b->nr >= LUF_BATCH_FOLIOS)
+	if (++b->nr >= LUF_BATCH_FOLIOS) {
+		/* Closed: pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
 		smp_store_release(&luf_ugen, gen + 1);
+	}
 	atomic_long_inc(&luf_outstanding);
 	spin_unlock(&luf_batch_lock);
 	trace_luf_defer(pfn, gen);
@@ -243,8 +245,10 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 		pruned += luf_arch_prune(&b->arch, b->gen);
 		luf_arch_fold(&luf_flush_batch, &b->arch);
 	}
-	if (nr_entries)
+	if (nr_entries) {
+		/* Pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
 		smp_store_release(&luf_ugen, gen + 1);
+	}
 	spin_unlock(&luf_batch_lock);
 
 	if (!nr_entries) {

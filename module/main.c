@@ -150,10 +150,14 @@ static bool luf_hook_unmap_done(struct folio *folio,
 }
 
 /*
- * A source whose unmap was deferred stays where it is: the core frees it
- * as usual and the free_page hook holds it back like every page a
- * deferred translation may reach (one holding mechanism, one bound, one
- * set of release triggers for LUF and MIGRC).  Here it is only counted.
+ * A source whose unmap was deferred is not kept here with a reference:
+ * the core frees it as usual and the free_page hook holds the page back
+ * like every page a deferred translation may reach (one holding
+ * mechanism, one bound, one set of release triggers for LUF and MIGRC).
+ * Holding it here instead would keep it charged to its memcg, since
+ * __folio_put() uncharges before the page reaches free_pages_prepare(),
+ * so a memcg at its limit could fail where stock 6.12 succeeds; the page
+ * held at free time is uncharged.  Here the source is only counted.
  */
 static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
 				      int reason)

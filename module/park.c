@@ -123,10 +123,10 @@ static void luf_timer_workfn(struct work_struct *work)
  */
 void luf_kick(enum luf_cause cause)
 {
-	if (cause == LUF_CAUSE_TIMER)
+	if (cause == LUF_CAUSE_TIMER) {
 		queue_delayed_work(luf_wq, &luf_timer_work,
 				   msecs_to_jiffies(luf_knob(LUF_KNOB_MAX_DEFER_MS)));
-	else {
+	} else {
 		WRITE_ONCE(luf_kick_cause, cause);
 		queue_work(luf_wq, &luf_release_work);
 	}
