@@ -1172,12 +1172,24 @@ static int wl_anon_setup(struct wl_state *s, size_t size)
 	fclose(f);
 	if (n < 2)
 		return -ENODEV;
-	p = mmap((void *)(s->f.map + s->f.size), size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	/* one reserved range: the file mapping moves to its start */
+	p = mmap(NULL, s->f.size + size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	s->anon = p;
+	if (mmap(p, s->f.size, PROT_READ, MAP_SHARED | MAP_FIXED, s->f.fd, 0) == MAP_FAILED) {
+		munmap(p, s->f.size + size);
+		return -errno;
+	}
+	munmap((void *)s->f.map, s->f.size);
+	s->f.map = p;
+	madvise(p, s->f.size, MADV_NOHUGEPAGE);
+	s->anon = p + s->f.size;
 	s->anon_size = size;
+	p = mmap(s->anon, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
 	madvise(p, size, MADV_NOHUGEPAGE);
 	for (w = (uint64_t *)p, i = 0; i < size / 8; i++)
 		w[i] = luf_pattern(s->f.size + i * 8);
