@@ -4,7 +4,8 @@
 # only drives it and the test scripts.
 #   make             build luf.ko against KDIR
 #   make check       kernel + module + selftests + boot + results (scripts/check.sh)
-#                    LUF_ARCHES="x86_64 arm64" make check: both, one combined verdict
+#                    for x86_64 and arm64, one combined verdict; LUF_ARCH=x86_64
+#                    (or arm64) make check: that one only
 #   make demo        the shootdown demo (scripts/demo.sh)
 #   make shell       build, then an interactive guest shell
 #   make run FILE=prog [ARGS='a b']   run your own static binary or sh script
@@ -34,9 +35,11 @@ clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) $(KARGS) clean; fi
 	find out -mindepth 2 -maxdepth 2 ! -name kdir -exec rm -rf {} + 2>/dev/null || true
 
-# LUF_ARCH (default x86_64) unless LUF_ARCHES names several.
+# Both architectures unless LUF_ARCHES, or LUF_ARCH set by the caller,
+# names them.
+CHECK_ARCHES := $(or $(LUF_ARCHES),$(if $(filter file,$(origin LUF_ARCH)),x86_64 arm64,$(LUF_ARCH)))
 check:
-	LUF_ARCHES="$(or $(LUF_ARCHES),$(LUF_ARCH))" scripts/check.sh
+	LUF_ARCHES="$(CHECK_ARCHES)" scripts/check.sh
 
 demo:
 	scripts/demo.sh

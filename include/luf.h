@@ -33,6 +33,7 @@ static inline unsigned long luf_knob(enum luf_knob k)
 
 int luf_parse_ulong(const char *buf, size_t count, unsigned long min,
 		    unsigned long max, unsigned long *val);
+bool luf_may_defer(enum luf_ctx ctx, int reason);
 
 int luf_sysfs_init(void);
 void luf_sysfs_exit(void);

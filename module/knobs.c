@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Strict parsing of knob values, kept free of sysfs so KUnit can test it.
+ * Strict parsing of knob values and the deferral policy they set, kept
+ * free of sysfs so KUnit can test them.
  */
 #include <linux/ctype.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
+#include <linux/migrate_mode.h>
 #include <linux/string.h>
 #include "luf.h"
 
@@ -42,4 +44,33 @@ int luf_parse_ulong(const char *buf, size_t count, unsigned long min,
 		return -EINVAL;
 	*val = v;
 	return 0;
+}
+
+/**
+ * luf_may_defer - may an unmap of @ctx for @reason defer its flush now?
+ * @ctx: reclaim or migration
+ * @reason: the migrate_reason of a migration
+ *
+ * Reclaim defers with enabled; migration (MIGRC) with migrc_enabled, for
+ * the reasons that move pages between NUMA nodes.  Compaction, contiguous
+ * allocation, hotplug, memory failure and long-term pinning need the
+ * source page back at once and never defer; nor does DAMON.
+ *
+ * Return: true if the flush may be deferred.
+ */
+bool luf_may_defer(enum luf_ctx ctx, int reason)
+{
+	if (ctx == LUF_CTX_RECLAIM)
+		return luf_knob(LUF_KNOB_ENABLED);
+	if (!luf_knob(LUF_KNOB_MIGRC_ENABLED))
+		return false;
+	switch (reason) {
+	case MR_DEMOTION:
+	case MR_NUMA_MISPLACED:
+	case MR_SYSCALL:
+	case MR_MEMPOLICY_MBIND:
+		return true;
+	default:
+		return false;
+	}
 }

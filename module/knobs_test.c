@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the pure logic of luf.ko: knob parsing, generation
+ * KUnit tests for the pure logic of luf.ko: knob parsing, the deferral
+ * policy by migration reason, generation
  * arithmetic (wraparound included), table keys and the pruning of entries
  * by CPU flush records.  Built as luf_kunit.ko; the code under test is
  * compiled into this module rather than exported.
@@ -77,9 +78,48 @@ static void luf_parse_not_terminated(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, luf_parse_ulong("7\nx", 3, 0, 100, &v), -EINVAL);
 }
 
+/* luf.ko keeps the knob values in sysfs.c; here they are the test's */
+unsigned long luf_knob_val[LUF_NR_KNOBS];
+
+/*
+ * Only migrations between NUMA nodes defer: never compaction, contiguous
+ * allocation, hotplug, memory failure, long-term pinning or DAMON, with
+ * every knob on; reclaim follows enabled, migration migrc_enabled.
+ */
+static void luf_policy(struct kunit *test)
+{
+	static const int nodes[] = { MR_DEMOTION, MR_NUMA_MISPLACED, MR_SYSCALL,
+				     MR_MEMPOLICY_MBIND };
+	static const int never[] = { MR_COMPACTION, MR_MEMORY_FAILURE,
+				     MR_MEMORY_HOTPLUG, MR_CONTIG_RANGE,
+				     MR_LONGTERM_PIN, MR_DAMON };
+	int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(nodes) + ARRAY_SIZE(never) != MR_TYPES);
+	luf_knob_val[LUF_KNOB_ENABLED] = 1;
+	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 1;
+	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
+	for (i = 0; i < ARRAY_SIZE(nodes); i++)
+		KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_MIGRATE, nodes[i]));
+	for (i = 0; i < ARRAY_SIZE(never); i++)
+		KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_MIGRATE, never[i]));
+
+	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 0;
+	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
+	for (i = 0; i < ARRAY_SIZE(nodes); i++)
+		KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_MIGRATE, nodes[i]));
+
+	luf_knob_val[LUF_KNOB_ENABLED] = 0;
+	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 1;
+	KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
+	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_MIGRATE, MR_DEMOTION));
+	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 0;
+}
+
 static struct kunit_case luf_knob_cases[] = {
 	KUNIT_CASE(luf_parse_table),
 	KUNIT_CASE(luf_parse_not_terminated),
+	KUNIT_CASE(luf_policy),
 	{}
 };
 

@@ -20,12 +20,12 @@
  */
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/rmap.h>
 #include <linux/moduleparam.h>
 #include <linux/pagemap.h>
 #include <linux/fs.h>
 #include <linux/mmzone.h>
 #include <linux/page-isolation.h>
+#include <linux/rmap.h>
 #include <linux/string.h>
 #define CREATE_TRACE_POINTS
 #include "trace.h"
@@ -62,29 +62,6 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 module_param_cb(debug_break, &luf_debug_break_ops, &luf_debug_break, 0644);
 MODULE_PARM_DESC(debug_break,
 		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault");
-
-/*
- * Reclaim defers with enabled; migration (MIGRC) with migrc_enabled, for
- * the reasons that move pages between NUMA nodes.  Compaction, contiguous
- * allocation, hotplug, memory failure and long-term pinning need the
- * source page back at once and never defer.
- */
-static bool luf_may_defer(enum luf_ctx ctx, int reason)
-{
-	if (ctx == LUF_CTX_RECLAIM)
-		return luf_knob(LUF_KNOB_ENABLED);
-	if (!luf_knob(LUF_KNOB_MIGRC_ENABLED))
-		return false;
-	switch (reason) {
-	case MR_DEMOTION:
-	case MR_NUMA_MISPLACED:
-	case MR_SYSCALL:
-	case MR_MEMPOLICY_MBIND:
-		return true;
-	default:
-		return false;
-	}
-}
 
 /* Filesystems whose every page-cache change reaches the file_change hook */
 static bool luf_mapping_hooked(struct address_space *mapping)

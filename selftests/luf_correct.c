@@ -70,8 +70,10 @@
  *  lifecycle.migrc_alloc_near_limit (I5, MIGRC)
  *	64 MiB of tmpfs migrated to node 1 with the sources held; a child
  *	bound to node 0 faults in node 0's MemFree plus the held amount
- *	minus 48 MiB (what stock 6.12 has free): it must not be OOM-killed,
- *	and released_zone_low or released_shrinker moved.
+ *	minus 48 MiB (what stock 6.12 has free) while a thread keeps
+ *	migrating another 4 MiB file between the nodes: it must not be
+ *	OOM-killed, released_zone_low or released_shrinker moved, and the
+ *	migrations went on deferring.
  *  lifecycle.rmmod_under_load (I6)
  *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
  *	succeeds, the workload goes on correctly without the module, no new
@@ -1879,12 +1881,35 @@ static int alloc_on_node0(uint64_t kb)
 	return WEXITSTATUS(st) ? -WEXITSTATUS(st) : 0;
 }
 
+/* Moves a small file between the nodes until told to stop */
+struct migrator {
+	pthread_t tid;
+	char *map;
+	size_t len;
+	atomic_int stop;
+	uint64_t rounds, moved;
+};
+
+static void *migrator_fn(void *arg)
+{
+	struct migrator *m = arg;
+
+	while (!atomic_load(&m->stop)) {
+		/* to node 0 may fail for lack of memory, as it would on stock */
+		if (!move_to_node(m->map, m->len, m->rounds % 2 ? 0 : MIGRATE_NODE))
+			m->moved++;
+		m->rounds++;
+	}
+	return NULL;
+}
+
 TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 {
 	const size_t npages = ALLOC_MB * 1024ULL * 1024 / ps;
 	uint64_t free_kb = 0, held_kb, target_kb;
+	struct migrator m = { 0 };
 	struct ev e0, e1, e2;
-	struct tfile f;
+	struct tfile f, f2;
 	double t0, t1;
 	char *map;
 	int ret;
@@ -1919,12 +1944,27 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 	ASSERT_GE(e1.retained - e0.retained, e1.held - e0.held)
 		TH_LOG("migrc_retained counts fewer sources than were held");
 
+	/* a 4 MiB file (in the slack) keeps migrating during the allocation */
+	ret = tfile_create(&f2, LUF_TMP_DIR, "alloc2", 1024, first_gen());
+	ASSERT_EQ(0, ret) TH_LOG("second file: %s", strerror(-ret));
+	m.len = f2.size;
+	m.map = mmap(NULL, f2.size, PROT_READ, MAP_SHARED, f2.fd, 0);
+	ASSERT_NE(MAP_FAILED, m.map);
+	madvise(m.map, f2.size, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < f2.size; i += ps)
+		(void)*(volatile char *)(m.map + i);
+
 	ASSERT_EQ(0, node_meminfo_kb(0, "MemFree", &free_kb));
 	held_kb = e1.held * (ps / 1024);
 	target_kb = free_kb + held_kb - ALLOC_SLACK_MB * 1024;
+	ASSERT_EQ(0, pthread_create(&m.tid, NULL, migrator_fn, &m));
 	t0 = luf_now();
 	ret = alloc_on_node0(target_kb);
 	t1 = luf_now();
+	atomic_store(&m.stop, 1);
+	pthread_join(m.tid, NULL);
+	note("meanwhile %" PRIu64 " migrations of the 4 MiB file, %" PRIu64
+	     " complete\n", m.rounds, m.moved);
 	ASSERT_EQ(0, ev_read(&e2));
 	ev_log("after the allocation", &e2);
 	note("node 0 MemFree %" PRIu64 " kB + held %" PRIu64 " kB: faulted in %"
@@ -1937,6 +1977,10 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 	ASSERT_GT(e2.rel_zone_low + e2.rel_shrinker, e1.rel_zone_low + e1.rel_shrinker)
 		TH_LOG("neither zone_low nor the shrinker gave held pages back");
 	ASSERT_GT(e2.released, e1.released);
+	ASSERT_GT(m.moved, (uint64_t)0) TH_LOG("nothing migrated during the allocation");
+	ASSERT_GT(e2.deferred, e1.deferred) TH_LOG("no deferral during the allocation");
+	munmap(m.map, f2.size);
+	tfile_destroy(&f2);
 	munmap(map, f.size);
 	tfile_destroy(&f);
 }
