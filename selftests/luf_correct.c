@@ -44,8 +44,8 @@
  *	ftruncate into the last page and back), then publishes.  Oracle: a
  *	reader that has seen the publication never reads old content again,
  *	and no reader ever reads a word that is neither old nor new content.
- *  unmap.<mprotect|munmap>.access_faults (I3)
- *	after the deferral, mprotect(PROT_NONE) of the whole mapping, or
+ *  unmap.<mprotect|munmap>[_migrate].access_faults (I3)
+ *	after the deferral (reclaim, or MIGRC for _migrate), mprotect(PROT_NONE) of the whole mapping, or
  *	munmap of pages 4-11 in the middle of it (so its page table stays),
  *	then a signal to the readers.  Oracle: every access to that range
  *	after the signal faults (SIGSEGV, caught with sigsetjmp/siglongjmp); a
@@ -1417,21 +1417,28 @@ FIXTURE(unmap) {
 
 /*
  * No broken mode: what must flush here is the core (mprotect and munmap
- * call flush_tlb_batched_pending() for the mm, because the reclaim unmap
- * counted in mm->tlb_flush_batched), not the module; debug_break has no
- * mode that removes it.
+ * call flush_tlb_batched_pending() for the mm, because the reclaim or
+ * migration unmap counted in mm->tlb_flush_batched), not the module;
+ * debug_break has no mode that removes it.
  */
 FIXTURE_VARIANT(unmap) {
 	int brk;
 	bool munmap;
+	enum how how;
 };
 
 FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
 FIXTURE_VARIANT_ADD(unmap, munmap) { .brk = 0, .munmap = true };
+FIXTURE_VARIANT_ADD(unmap, mprotect_migrate) {
+	.brk = 0, .munmap = false, .how = BY_MIGRATION,
+};
+FIXTURE_VARIANT_ADD(unmap, munmap_migrate) {
+	.brk = 0, .munmap = true, .how = BY_MIGRATION,
+};
 
 FIXTURE_SETUP(unmap)
 {
-	oracle_setup(_metadata, &self->o, variant->brk, LUF_EXT4_DIR, BY_PAGEOUT);
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_EXT4_DIR, variant->how);
 }
 
 FIXTURE_TEARDOWN(unmap)
@@ -1471,7 +1478,7 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 	ret = rd_start(rd, self->o.map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
-	make_deferred(_metadata, BY_PAGEOUT, self->o.map, self->o.f.size, &e0, &e1,
+	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
 		      false);
 	if (variant->munmap)
 		ret = munmap((char *)self->o.map + 4 * ps, 8 * ps);
