@@ -72,7 +72,8 @@
  *	bound to node 0 faults in node 0's MemFree plus half the held amount
  *	(stock 6.12 has all of it free) while a thread keeps migrating
  *	another 4 MiB file between the nodes: it must not be OOM-killed,
- *	and released_zone_low or released_shrinker moved.
+ *	released_zone_low or released_shrinker moved, and the migrations
+ *	went on deferring.
  *  lifecycle.rmmod_under_load (I6)
  *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
  *	succeeds, the workload goes on correctly without the module, no new
@@ -1836,11 +1837,11 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
  * plus half of what is held, minus the 4 MiB a thread keeps migrating
  * meanwhile: stock would have the sources free.  The child must finish
  * (no OOM kill) and the held pages must have been given back on the way
- * (zone_low or the shrinker).  Only the asynchronous first pass of
- * move_pages(2) defers; what it leaves to the synchronous retry is
- * flushed and freed at once.  Measured: that first pass deferred between
- * 15% and 100% of the 64 MiB from one boot to the next, and the thread's
- * migrations under the allocation's pressure all went synchronous.
+ * (zone_low or the shrinker), and the thread's migrations went on
+ * deferring.  A thread spins on CPU 1 throughout: x86 batches (and so
+ * LUF defers) an unmap only while the mm is live on another CPU
+ * (arch_tlbbatch_should_defer()); without it the share deferred depended
+ * on which CPUs had last run the mm (15% to 100% in seven runs).
  */
 #define ALLOC_MB	64
 #define ALLOC_MIN_HELD_MB 8
@@ -1901,12 +1902,24 @@ static int alloc_on_node0(uint64_t kb)
 
 /* Moves a small file between the nodes until told to stop */
 struct migrator {
-	pthread_t tid;
+	pthread_t tid, spinner;
 	char *map;
 	size_t len;
 	atomic_int stop;
 	uint64_t rounds, moved;
 };
+
+/* Keeps the mm live on CPU 1 until the migrator stops */
+static void *spinner_fn(void *arg)
+{
+	struct migrator *m = arg;
+
+	if (pin_to_cpu(1))
+		return NULL;
+	while (!atomic_load_explicit(&m->stop, memory_order_relaxed))
+		;
+	return NULL;
+}
 
 static void *migrator_fn(void *arg)
 {
@@ -1939,6 +1952,7 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
 	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, pthread_create(&m.spinner, NULL, spinner_fn, &m));
 	ret = tfile_create(&f, LUF_TMP_DIR, "alloc", npages, first_gen());
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
 	map = mmap(NULL, f.size, PROT_READ, MAP_SHARED, f.fd, 0);
@@ -1982,6 +1996,7 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 	t1 = luf_now();
 	atomic_store(&m.stop, 1);
 	pthread_join(m.tid, NULL);
+	pthread_join(m.spinner, NULL);
 	note("meanwhile %" PRIu64 " migrations of the 4 MiB file, %" PRIu64
 	     " complete\n", m.rounds, m.moved);
 	ASSERT_EQ(0, ev_read(&e2));
@@ -1997,6 +2012,7 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 		TH_LOG("neither zone_low nor the shrinker gave held pages back");
 	ASSERT_GT(e2.released, e1.released);
 	ASSERT_GT(m.moved, (uint64_t)0) TH_LOG("nothing migrated during the allocation");
+	ASSERT_GT(e2.deferred, e1.deferred) TH_LOG("no deferral during the allocation");
 	munmap(m.map, f2.size);
 	tfile_destroy(&f2);
 	munmap(map, f.size);
