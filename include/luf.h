@@ -48,6 +48,7 @@ enum luf_cause {
 	LUF_CAUSE_THRESHOLD,
 	LUF_CAUSE_DISABLE,
 	LUF_CAUSE_UNLOAD,
+	LUF_CAUSE_ISOLATE,
 	LUF_NR_CAUSES,
 };
 
@@ -91,6 +92,7 @@ enum luf_event {
 	LUF_EV_TLBI_AVOIDED,	/* arm64: per-page broadcast TLBIs left out */
 	LUF_EV_TLBI_ISSUED,	/* arm64: ASID-wide or full TLBIs sent instead */
 	LUF_EV_MIGRC_RETAINED,	/* migrated-away sources with deferred flushes */
+	LUF_EV_MM_FLUSHES,	/* one mm's pending unmaps flushed at a fault */
 	LUF_EV_FORCED_BASE,	/* flushes by cause */
 	LUF_EV_RELEASED_BASE = LUF_EV_FORCED_BASE + LUF_NR_CAUSES,
 	LUF_EV_NR = LUF_EV_RELEASED_BASE + LUF_NR_CAUSES, /* releases by cause */
@@ -137,10 +139,13 @@ static inline bool luf_gen_after(u32 a, u32 b)
 	return (s32)(a - b) > 0;
 }
 
-/* Does a full flush recorded at @rec cover generation @gen?  @now: luf_ugen */
+/*
+ * Does a full flush recorded at @rec cover generation @gen?  @now: luf_ugen.
+ * Record 0: none.
+ */
 static inline bool luf_gen_covers(u32 rec, u32 gen, u32 now)
 {
-	return !luf_gen_after(gen, rec) && now - rec < LUF_GEN_HORIZON;
+	return rec && !luf_gen_after(gen, rec) && now - rec < LUF_GEN_HORIZON;
 }
 
 /* Is generation @gen still waiting for its flush, with @done flushed? */
@@ -149,11 +154,22 @@ static inline bool luf_gen_pending(u32 gen, u32 done, u32 now)
 	return luf_gen_after(gen, done) && now - gen < LUF_GEN_HORIZON;
 }
 
+/*
+ * The generation after @gen.  0 means "no record" in the pfn side table
+ * and the key slots, so it is never handed out: the sequence wraps from
+ * U32_MAX to 1.
+ */
+static inline u32 luf_gen_next(u32 gen)
+{
+	return gen + 1 ?: 1;
+}
+
 extern u32 luf_ugen;
 void luf_ugen_cpu_flush(void);
 unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen);
 bool luf_ugen_all_flushed(u32 gen);
-void luf_ugen_reset(void);
+void luf_ugen_expire(void);
+u32 luf_ugen_reset(void);
 
 /* The luf_batch table (module/batch.c) */
 #define LUF_NR_BATCH		64	/* entries; a power of two */

@@ -5,7 +5,10 @@
  * A deferred unmap folds its read-only batch (x86: the CPUs that may hold
  * the old translations) into the open table entry, and the folio's pfn
  * records the entry's generation, its key: entry = luf_table[gen %
- * LUF_NR_BATCH].  Nothing of this lives in struct page.  A flush covers
+ * LUF_NR_BATCH].  Nothing of this lives in struct page: pfns map to
+ * generations in an xarray that holds only what is pending (each flush
+ * erases what it settled), so its size follows max_pending_kb, not the
+ * physical address space.  A flush covers
  * every entry between luf_done and the open one, minus the CPUs that
  * flushed on their own since (ugen), and then moves luf_done on: a pfn
  * whose generation is at or before luf_done needs no flush any more.
@@ -17,7 +20,7 @@
 #include <linux/nodemask.h>
 #include <linux/rmap.h>
 #include <linux/spinlock.h>
-#include <linux/vmalloc.h>
+#include <linux/xarray.h>
 #include "luf.h"
 #include "trace.h"
 
@@ -52,33 +55,35 @@ struct luf_map_slot {
 static struct luf_map_slot luf_maps[1 << LUF_MAP_BITS];
 
 u32 luf_done;			/* every generation up to here is flushed */
-static u32 *luf_side;		/* pfn -> generation, 0: none */
-static unsigned long luf_side_pfns;
+static DEFINE_XARRAY(luf_pfns);	/* pfn -> xa_mk_value(generation) */
 atomic_long_t luf_outstanding;	/* folios deferred and not flushed */
 
 int luf_batch_init(void)
 {
-	unsigned long end = 0;
-	int nid;
-
-	for_each_online_node(nid)
-		end = max(end, node_end_pfn(nid));
-	luf_side = vzalloc(array_size(end, sizeof(*luf_side)));
-	if (!luf_side)
-		return -ENOMEM;
-	luf_side_pfns = end;
 	memset(luf_table, 0, sizeof(luf_table));
 	memset(luf_maps, 0, sizeof(luf_maps));
-	luf_done = 0;
+	luf_done = luf_ugen_reset() - 1;
 	atomic_long_set(&luf_outstanding, 0);
-	luf_ugen_reset();
 	return 0;
 }
 
 void luf_batch_exit(void)
 {
-	vfree(luf_side);
-	luf_side = NULL;
+	xa_destroy(&luf_pfns);
+}
+
+/* Erase every pfn that no deferred translation reaches any more. */
+static void luf_pfns_sweep(u32 done)
+{
+	XA_STATE(xas, &luf_pfns, 0);
+	u32 now = READ_ONCE(luf_ugen);
+	void *entry;
+
+	xas_lock(&xas);
+	xas_for_each(&xas, entry, ULONG_MAX)
+		if (!luf_gen_pending(xa_to_value(entry), done, now))
+			xas_store(&xas, NULL);
+	xas_unlock(&xas);
 }
 
 /**
@@ -89,14 +94,13 @@ void luf_batch_exit(void)
  */
 bool luf_pfn_pending(unsigned long pfn)
 {
-	u32 gen;
+	void *entry = xa_load(&luf_pfns, pfn);
 
-	if (pfn >= luf_side_pfns)
+	if (!xa_is_value(entry))
 		return false;
-	gen = READ_ONCE(luf_side[pfn]);
 	/* Pairs with smp_store_release() in luf_batch_flush() */
-	return gen && luf_gen_pending(gen, smp_load_acquire(&luf_done),
-				      READ_ONCE(luf_ugen));
+	return luf_gen_pending(xa_to_value(entry), smp_load_acquire(&luf_done),
+			       READ_ONCE(luf_ugen));
 }
 
 /**
@@ -105,8 +109,7 @@ bool luf_pfn_pending(unsigned long pfn)
  */
 void luf_pfn_forget(unsigned long pfn)
 {
-	if (pfn < luf_side_pfns)
-		WRITE_ONCE(luf_side[pfn], 0);
+	xa_erase(&luf_pfns, pfn);
 }
 
 /* Called with luf_batch_lock held */
@@ -168,8 +171,8 @@ static const void *luf_folio_key(struct folio *folio)
  *
  * Context: preemption disabled, IRQs enabled.
  * Return: true if @ro is now recorded in the table; false if the table is
- * full, the bound is reached or @folio is out of range (the caller flushes
- * as usual).
+ * full, the bound is reached or the pfn cannot be recorded (the caller
+ * flushes as usual).
  */
 bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages)
@@ -178,8 +181,6 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 	struct luf_batch *b;
 	u32 gen;
 
-	if (pfn >= luf_side_pfns)
-		return false;
 	spin_lock(&luf_batch_lock);
 	if (atomic_long_read(&luf_outstanding) + atomic_long_read(&luf_held) >=
 	    max_pages) {
@@ -197,12 +198,16 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		b->gen = gen;
 		luf_arch_clear(&b->arch);
 	}
+	if (xa_err(xa_store(&luf_pfns, pfn, xa_mk_value(gen),
+			    GFP_ATOMIC | __GFP_NOWARN))) {
+		spin_unlock(&luf_batch_lock);
+		return false;
+	}
 	luf_arch_fold(&b->arch, &ro->arch);
-	WRITE_ONCE(luf_side[pfn], gen);
 	luf_map_note(luf_folio_key(folio), gen);
 	if (++b->nr >= LUF_BATCH_FOLIOS) {
 		/* Closed: pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
-		smp_store_release(&luf_ugen, gen + 1);
+		smp_store_release(&luf_ugen, luf_gen_next(gen));
 	}
 	atomic_long_inc(&luf_outstanding);
 	spin_unlock(&luf_batch_lock);
@@ -247,7 +252,7 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 	}
 	if (nr_entries) {
 		/* Pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
-		smp_store_release(&luf_ugen, gen + 1);
+		smp_store_release(&luf_ugen, luf_gen_next(gen));
 	}
 	spin_unlock(&luf_batch_lock);
 
@@ -280,6 +285,8 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 	smp_store_release(&luf_done, gen);
 	spin_unlock(&luf_batch_lock);
 	atomic_long_sub(folios, &luf_outstanding);
+	luf_pfns_sweep(gen);
+	luf_ugen_expire();
 	spin_unlock(&luf_flush_lock);
 	trace_luf_flush(gen, nr_entries, cpus, pruned, cause);
 	return nr_entries;

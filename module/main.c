@@ -23,6 +23,7 @@
 #include <linux/moduleparam.h>
 #include <linux/pagemap.h>
 #include <linux/fs.h>
+#include <linux/gfp.h>
 #include <linux/mmzone.h>
 #include <linux/page-isolation.h>
 #include <linux/rmap.h>
@@ -164,18 +165,6 @@ static void luf_settle(enum luf_cause cause)
 }
 
 /*
- * Does @mm have batched unmaps that no per-mm flush has covered yet?  The
- * core counts every batched PTE, deferred ones included, in
- * mm->tlb_flush_batched: pending in bits 0-14, flushed in bits 16-30.
- */
-static bool luf_mm_batched(struct mm_struct *mm)
-{
-	int batch = atomic_read(&mm->tlb_flush_batched);
-
-	return (batch & 0x7fff) != ((batch >> 16) & 0x7fff);
-}
-
-/*
  * May a deferred translation in @vma show data that a write through it
  * would change?  Only if a folio of its page cache, or of its anon_vma
  * tree, is deferred and not flushed yet.
@@ -187,49 +176,83 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
 	return vma->anon_vma && luf_key_pending(READ_ONCE(vma->anon_vma->root));
 }
 
+/*
+ * A PTE of @vma may become writable, or a page be mapped into it where it
+ * can be written without another fault (see the write_fault sites in
+ * include/linux/luf_hooks.h and docs/safety.md).  A read fault counts as
+ * much as a write fault: an exclusive swap-in maps writable, and so does
+ * any fault in a shared mapping without write-notify.  A VMA that cannot
+ * be written (no VM_WRITE, and not a forced write) can only get writable
+ * PTEs through mprotect(), which flushes the mm in the core first.
+ *
+ * A private mapping's writes are seen by its own mm only, and every
+ * deferred unmap of @vma's mm counts in mm->tlb_flush_batched: flushing
+ * that mm's pending batched unmaps, as munmap() does, is enough.  A write
+ * to a shared mapping changes the page cache that any mm may still see
+ * through a stale entry: everything deferred is flushed.
+ */
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
 {
-	if (vma->vm_flags & VM_SHARED) {
-		/* Any mm may hold stale entries to the old page-cache page;
-		 * a read fault maps writable in a shared writable mapping.
-		 */
-		if (!(flags & FAULT_FLAG_WRITE) && !(vma->vm_flags & VM_WRITE))
-			return;
-	} else if (!(flags & FAULT_FLAG_WRITE) || !luf_mm_batched(vma->vm_mm)) {
-		/* A private write is only visible to this mm. */
+	if (!(flags & FAULT_FLAG_WRITE) && !(vma->vm_flags & VM_WRITE))
+		return;
+	if (!luf_vma_pending(vma) ||
+	    READ_ONCE(luf_debug_break) == LUF_BREAK_FAULT)
+		return;
+	if (!(vma->vm_flags & VM_SHARED)) {
+		luf_count(LUF_EV_MM_FLUSHES, 1);
+		luf_flush_mm_batched(vma->vm_mm);
 		return;
 	}
-	if (!luf_vma_pending(vma))
-		return;
-	if (READ_ONCE(luf_debug_break) != LUF_BREAK_FAULT)
-		luf_settle(LUF_CAUSE_WRITE_FAULT);
+	luf_settle(LUF_CAUSE_WRITE_FAULT);
 }
 
 /*
  * A stale read-only translation shows the page-cache content as it was
  * when the folio was unmapped.  Writes, truncation (including hole
  * punching) and invalidation after the backing store changed make that
- * wrong, so they flush first.  remove_mapping() and folio_mkclean() leave
- * the content as it is: a later copy of the page reads the same data.
- * Only page caches with deferred folios matter (luf_key_pending()).
+ * wrong, so they flush first.  So does remove_mapping(): besides eviction
+ * it is how splice(SPLICE_F_MOVE) steals a page-cache page for another
+ * file (FUSE), which then writes it in place without freeing it.
+ * folio_mkclean() leaves the content as it is.  Only page caches with
+ * deferred folios matter (luf_key_pending()).
  */
 static void luf_hook_file_change(struct address_space *mapping,
 				 enum luf_file_why why)
 {
-	if (why == LUF_FILE_REMOVE || why == LUF_FILE_MKCLEAN ||
-	    !luf_key_pending(mapping))
+	if (why == LUF_FILE_MKCLEAN || !luf_key_pending(mapping))
 		return;
 	if (READ_ONCE(luf_debug_break) != LUF_BREAK_WRITE)
 		luf_settle(LUF_CAUSE_FILE_CHANGE);
 }
 
+/*
+ * Flushing sends IPIs and waits for them: only where the allocation may
+ * block, so never under a spinlock or in an atomic section whose holder
+ * another CPU may spin on with interrupts off.  Elsewhere the worker
+ * releases soon and the allocation falls back as stock 6.12 would.
+ */
 static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
 			      unsigned int alloc_flags, gfp_t gfp)
 {
-	if (!atomic_long_read(&luf_held) || !luf_can_flush())
+	if (!atomic_long_read(&luf_held))
 		return false;
+	if (!gfpflags_allow_blocking(gfp) || !luf_can_flush()) {
+		luf_kick(LUF_CAUSE_ZONE_LOW);
+		return false;
+	}
 	return luf_release(LUF_CAUSE_ZONE_LOW) > 0;
+}
+
+/* A held page is neither free nor in use: isolation would wait forever. */
+static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
+{
+	if (!atomic_long_read(&luf_held) && !atomic_long_read(&luf_outstanding))
+		return;
+	if (luf_can_flush())
+		luf_release(LUF_CAUSE_ISOLATE);
+	else
+		luf_kick(LUF_CAUSE_ISOLATE);
 }
 
 static void luf_hook_batch_flush(const struct tlbflush_unmap_batch *ubc)
@@ -256,6 +279,7 @@ static const struct luf_hook_ops luf_ops = {
 	.write_fault = luf_hook_write_fault,
 	.file_change = luf_hook_file_change,
 	.zone_low = luf_hook_zone_low,
+	.pages_wanted = luf_hook_pages_wanted,
 	.batch_flush = luf_hook_batch_flush,
 	.cpu_flush = luf_hook_cpu_flush,
 	.drain = luf_hook_drain,

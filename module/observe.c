@@ -63,6 +63,7 @@ const char * const luf_event_name[LUF_EV_FORCED_BASE] = {
 	[LUF_EV_TLBI_AVOIDED] = "tlbi_avoided",
 	[LUF_EV_TLBI_ISSUED] = "tlbi_issued",
 	[LUF_EV_MIGRC_RETAINED] = "migrc_retained",
+	[LUF_EV_MM_FLUSHES] = "mm_flushes",
 };
 
 const char * const luf_cause_name[LUF_NR_CAUSES] = {
@@ -74,6 +75,7 @@ const char * const luf_cause_name[LUF_NR_CAUSES] = {
 	[LUF_CAUSE_THRESHOLD] = "threshold",
 	[LUF_CAUSE_DISABLE] = "disable",
 	[LUF_CAUSE_UNLOAD] = "unload",
+	[LUF_CAUSE_ISOLATE] = "isolate",
 };
 
 /**

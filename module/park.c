@@ -11,6 +11,7 @@
  */
 #include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/page-isolation.h>
 #include <linux/shrinker.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -43,9 +44,21 @@ bool luf_park_page(struct page *page, unsigned int order)
 	/* Only order-0 folios are ever deferred. */
 	if (order || !luf_pfn_pending(pfn))
 		return false;
+	/*
+	 * Checked again under the lock: luf_release() flushes before it takes
+	 * the list, so a page whose flush it made is either seen as settled
+	 * here or taken and given back there, never left behind.
+	 */
 	spin_lock_irqsave(&luf_park_lock, flags);
+	if (!luf_pfn_pending(pfn)) {
+		spin_unlock_irqrestore(&luf_park_lock, flags);
+		return false;
+	}
 	list_add_tail(&page->lru, &luf_parked);
 	spin_unlock_irqrestore(&luf_park_lock, flags);
+	/* Offlining or a contiguous allocation waits for this page. */
+	if (is_migrate_isolate(luf_pageblock_migratetype(page)))
+		luf_kick(LUF_CAUSE_ISOLATE);
 	held = atomic_long_inc_return(&luf_held);
 	peak = atomic_long_read(&luf_held_peak);
 	while (held > peak && !atomic_long_try_cmpxchg(&luf_held_peak, &peak, held))
@@ -173,6 +186,9 @@ void luf_park_exit(void)
 	shrinker_free(luf_shrinker);
 	cancel_delayed_work_sync(&luf_timer_work);
 	cancel_work_sync(&luf_release_work);
+	/* The drain settled everything: nothing may be left held. */
+	if (WARN_ON_ONCE(atomic_long_read(&luf_held)))
+		luf_release(LUF_CAUSE_UNLOAD);
+	cancel_delayed_work_sync(&luf_timer_work);
 	destroy_workqueue(luf_wq);
-	WARN_ON_ONCE(!list_empty(&luf_parked));
 }

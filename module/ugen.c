@@ -9,10 +9,20 @@
  * flush began, that is luf_ugen - 1 read before the flush.  A CPU whose
  * record is at or past an entry's generation needs no IPI for it.
  *
- * Generations are u32 and compared wrap-safely.
+ * Generations are u32 and compared wrap-safely; 0 is never handed out
+ * (luf_gen_next()) and means "no record".  A record older than
+ * LUF_GEN_HORIZON is dropped at the next flush (luf_ugen_expire()), so it
+ * cannot look recent again when the counter wraps: between two flushes
+ * luf_ugen moves by at most LUF_NR_BATCH.
  */
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include "luf.h"
+
+/* Test hook: start near the wrap to run the suite across it. */
+static uint gen_start = 1;
+module_param(gen_start, uint, 0444);
+MODULE_PARM_DESC(gen_start, "first generation (1-4294967295; testing the u32 wrap)");
 
 u32 luf_ugen = 1;
 static DEFINE_PER_CPU(u32, luf_cpu_flushed_gen);
@@ -29,7 +39,9 @@ void luf_ugen_cpu_flush(void)
 	 * clears of the closed entries before the flush (x86: CR3 writes
 	 * serialise; arm64: the DSB of local_flush_tlb_all()).
 	 */
-	this_cpu_write(luf_cpu_flushed_gen, smp_load_acquire(&luf_ugen) - 1);
+	u32 rec = smp_load_acquire(&luf_ugen) - 1;
+
+	this_cpu_write(luf_cpu_flushed_gen, rec ?: U32_MAX);
 }
 
 /**
@@ -75,13 +87,36 @@ bool luf_ugen_all_flushed(u32 gen)
 }
 
 /**
- * luf_ugen_reset - forget every CPU's record (module load)
+ * luf_ugen_expire - drop every CPU record older than LUF_GEN_HORIZON
+ *
+ * Called on every flush.  A CPU that records a flush meanwhile keeps its
+ * new record.
  */
-void luf_ugen_reset(void)
+void luf_ugen_expire(void)
+{
+	u32 now = READ_ONCE(luf_ugen);
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		u32 *p = per_cpu_ptr(&luf_cpu_flushed_gen, cpu);
+		u32 rec = READ_ONCE(*p);
+
+		if (rec && now - rec >= LUF_GEN_HORIZON)
+			cmpxchg(p, rec, 0);
+	}
+}
+
+/**
+ * luf_ugen_reset - forget every CPU's record (module load)
+ *
+ * Return: the first generation, from the gen_start parameter.
+ */
+u32 luf_ugen_reset(void)
 {
 	unsigned int cpu;
 
-	WRITE_ONCE(luf_ugen, 1);
+	WRITE_ONCE(luf_ugen, gen_start ?: 1);
 	for_each_possible_cpu(cpu)
 		per_cpu(luf_cpu_flushed_gen, cpu) = 0;
+	return luf_ugen;
 }

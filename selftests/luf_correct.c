@@ -1601,6 +1601,164 @@ TEST_F_TIMEOUT(cow, write_upgrade, 300)
 		     "reader read the old page after the write");
 }
 
+/* ---- d2. a read fault that maps writable ---------------------------- */
+
+FIXTURE(swapin) {
+	struct oracle o;
+	pid_t child;
+	int gate[2];
+	bool swapon;
+};
+
+/*
+ * An anonymous page swapped in by a READ fault is mapped writable when it
+ * is certainly exclusive (do_swap_page(): a fresh folio that skipped the
+ * swap cache, zram's SWP_SYNCHRONOUS_IO with one swap reference), so the
+ * write that follows takes no fault at all.  Only the module's flush at
+ * that read fault (or where the PTE is installed) stands between the new
+ * page and the readers' stale entries to the deferred one: broken mode 3.
+ *
+ * To defer, the page must be mapped read-only and clean when it is paged
+ * out: a child forked after a first swap-out shares the swap entries, so
+ * the parent's swap-in goes through the swap cache and maps read-only.
+ * The child exits after the deferral, leaving the parent the only swap
+ * reference, and the parent's read then maps writable.
+ */
+FIXTURE_VARIANT(swapin) {
+	int brk;
+};
+
+FIXTURE_VARIANT_ADD(swapin, anon) { .brk = 3 };
+
+FIXTURE_SETUP(swapin)
+{
+	self->child = -1;
+	self->gate[0] = self->gate[1] = -1;
+	self->swapon = false;
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
+	if (_metadata->exit_code)
+		return;
+	if (!path_exists(LUF_SWAP_DEV))
+		SKIP(return, "no swap device %s", LUF_SWAP_DEV);
+	ASSERT_EQ(0, swapon(LUF_SWAP_DEV, 0))
+		TH_LOG("swapon %s: %s", LUF_SWAP_DEV, strerror(errno));
+	self->swapon = true;
+}
+
+static void swapin_release(FIXTURE_DATA(swapin) *self)
+{
+	int st;
+
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, &st, 0);
+	}
+	self->child = -1;
+	if (self->gate[0] >= 0) {
+		close(self->gate[0]);
+		close(self->gate[1]);
+	}
+	self->gate[0] = self->gate[1] = -1;
+	rd_stop(self->o.rd);
+	if (self->o.rd)
+		munmap(self->o.rd, sizeof(*self->o.rd));
+	self->o.rd = NULL;
+	if (self->o.map)
+		munmap(self->o.map, NPAGES * ps);
+	self->o.map = NULL;
+}
+
+FIXTURE_TEARDOWN(swapin)
+{
+	swapin_release(self);
+	if (self->swapon && swapoff(LUF_SWAP_DEV))
+		TH_LOG("swapoff %s: %s", LUF_SWAP_DEV, strerror(errno));
+	luf_ensure_unloaded();
+}
+
+static void swapin_once(struct __test_metadata *_metadata,
+			FIXTURE_DATA(swapin) *self,
+			const FIXTURE_VARIANT(swapin) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, i;
+	volatile uint64_t *w;
+	struct ev e0, e1, e2;
+	struct rd_ctl *rd;
+	uint64_t sum = 0;
+	char c;
+	int ret, st;
+
+	(void)variant;
+	rd = self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = gen;
+	rd->new_gen = gen + 1;
+	w = self->o.map = mmap(NULL, NPAGES * ps, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->o.map);
+	madvise(self->o.map, NPAGES * ps, MADV_NOHUGEPAGE);
+	for (i = 0; i < words; i++)
+		w[i] = word(i, gen);
+	/* dirty and writable: swapped out now, nothing deferred */
+	ASSERT_EQ(0, madvise(self->o.map, NPAGES * ps, MADV_PAGEOUT));
+	ASSERT_EQ(0, pipe(self->gate));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		/* shares the swap entries; touches nothing, then exits */
+		close(self->gate[1]);
+		pin_to_cpu(0);
+		if (read(self->gate[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(self->gate[0]);
+	self->gate[0] = -1;
+	/*
+	 * The fork made every private page copy-on-write: break them all
+	 * now (no write fault later), but not the test pages, which must
+	 * stay unwritten (read-only while cow_break_all() runs; mprotect()
+	 * does not make a page that the child shares writable).
+	 */
+	ASSERT_EQ(0, mprotect(self->o.map, NPAGES * ps, PROT_READ));
+	prefault_stack(256 << 10);
+	cow_break_all();
+	ASSERT_EQ(0, mprotect(self->o.map, NPAGES * ps, PROT_READ | PROT_WRITE));
+	/* through the swap cache: read-only and clean, the entry is shared */
+	for (i = 0; i < words; i += ps / 8)
+		sum += w[i];
+	ASSERT_NE((uint64_t)0, sum);
+	ret = rd_start(rd, self->o.map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	make_deferred(_metadata, BY_PAGEOUT, self->o.map, NPAGES * ps, &e0, &e1,
+		      false);
+	/* the child goes: the parent holds the only swap reference */
+	close(self->gate[1]);
+	self->gate[1] = -1;
+	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
+	self->child = -1;
+	/* read faults: each maps a fresh exclusive page writable */
+	for (i = 0; i < words; i += ps / 8)
+		sum += w[i];
+	/* no fault from here on */
+	for (i = 0; i < words; i++)
+		w[i] = word(i, gen + 1);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the writes", s);
+	swapin_release(self);
+}
+
+TEST_F_TIMEOUT(swapin, read_maps_writable, 300)
+{
+	RUN_ATTEMPTS(swapin_once, s.stale + s.corrupt,
+		     "reader read the old page after the write");
+}
+
+#include "correct_fault.h"
+#include "correct_steal.h"
+
 /* ---- e, f. disable and rmmod under load ----------------------------- */
 
 struct loop {
