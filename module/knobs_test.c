@@ -248,7 +248,47 @@ static void luf_prune_by_records(struct kunit *test)
 	luf_ugen_reset();
 }
 
+/* 0 means "no record": never handed out, even across the wrap */
+static void luf_gen_never_zero(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, luf_gen_next(5), 6U);
+	KUNIT_EXPECT_EQ(test, luf_gen_next(U32_MAX - 1), U32_MAX);
+	KUNIT_EXPECT_EQ(test, luf_gen_next(U32_MAX), 1U);
+	/* the generation after U32_MAX is after it */
+	KUNIT_EXPECT_TRUE(test, luf_gen_after(luf_gen_next(U32_MAX), U32_MAX));
+	KUNIT_EXPECT_TRUE(test, luf_gen_pending(1, U32_MAX, 1));
+	KUNIT_EXPECT_FALSE(test, luf_gen_pending(U32_MAX, U32_MAX, 1));
+}
+
+/*
+ * A CPU that never flushed (record 0) covers nothing, also once the
+ * counter has wrapped; a record older than the horizon is dropped at the
+ * next flush, so it cannot look recent again 2^32 generations later.
+ */
+static void luf_records_expire(struct kunit *test)
+{
+	unsigned int last = cpumask_last(cpu_possible_mask);
+
+	luf_ugen_reset();
+	WRITE_ONCE(luf_ugen, 3);	/* wrapped: U32_MAX is closed */
+	KUNIT_EXPECT_FALSE(test, luf_gen_covers(0, U32_MAX, 3));
+	luf_set_records(0, 0);
+	KUNIT_EXPECT_FALSE(test, luf_ugen_all_flushed(U32_MAX));
+
+	WRITE_ONCE(luf_ugen, 100 + LUF_GEN_HORIZON);
+	luf_set_records(100 + LUF_GEN_HORIZON - 1, 99);
+	luf_ugen_expire();
+	KUNIT_EXPECT_EQ(test, per_cpu(luf_cpu_flushed_gen, last), 0U);
+	if (num_possible_cpus() > 1)
+		KUNIT_EXPECT_EQ(test, per_cpu(luf_cpu_flushed_gen,
+					      cpumask_first(cpu_possible_mask)),
+				100 + LUF_GEN_HORIZON - 1);
+	luf_ugen_reset();
+}
+
 static struct kunit_case luf_gen_cases[] = {
+	KUNIT_CASE(luf_gen_never_zero),
+	KUNIT_CASE(luf_records_expire),
 	KUNIT_CASE(luf_gen_order),
 	KUNIT_CASE(luf_gen_cover),
 	KUNIT_CASE(luf_gen_pend),

@@ -67,8 +67,11 @@ MODULE_PARM_DESC(debug_break,
 /* Filesystems whose every page-cache change reaches the file_change hook */
 static bool luf_mapping_hooked(struct address_space *mapping)
 {
-	static const char * const hooked[] = { "ext4", "ext2", "ext3", "xfs",
-					       "tmpfs" };
+	/*
+	 * Not ext2: its truncate zeroes the tail block (block_truncate_page())
+	 * before the truncate hooks run.
+	 */
+	static const char * const hooked[] = { "ext4", "ext3", "xfs", "tmpfs" };
 	const char *name = mapping->host->i_sb->s_type->name;
 	size_t i;
 
@@ -181,9 +184,13 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
  * can be written without another fault (see the write_fault sites in
  * include/linux/luf_hooks.h and docs/safety.md).  A read fault counts as
  * much as a write fault: an exclusive swap-in maps writable, and so does
- * any fault in a shared mapping without write-notify.  A VMA that cannot
- * be written (no VM_WRITE, and not a forced write) can only get writable
- * PTEs through mprotect(), which flushes the mm in the core first.
+ * any fault in a shared mapping without write-notify.  A private mapping
+ * that may be written (VM_MAYWRITE) counts even without VM_WRITE: a
+ * forced write (ptrace, /proc/pid/mem) goes straight into an exclusive
+ * anonymous page through its read-only PTE, with no fault.  A shared
+ * mapping without VM_WRITE gets writable PTEs only through mprotect(),
+ * which keeps a clean PTE read-only (a write then faults), and which
+ * flushes the mm in the core first.
  *
  * A private mapping's writes are seen by its own mm only, and every
  * deferred unmap of @vma's mm counts in mm->tlb_flush_batched: flushing
@@ -194,12 +201,15 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
 {
-	if (!(flags & FAULT_FLAG_WRITE) && !(vma->vm_flags & VM_WRITE))
+	bool shared = vma->vm_flags & VM_SHARED;
+
+	if (!(flags & FAULT_FLAG_WRITE) &&
+	    !(vma->vm_flags & (shared ? VM_WRITE : VM_WRITE | VM_MAYWRITE)))
 		return;
 	if (!luf_vma_pending(vma) ||
 	    READ_ONCE(luf_debug_break) == LUF_BREAK_FAULT)
 		return;
-	if (!(vma->vm_flags & VM_SHARED)) {
+	if (!shared) {
 		luf_count(LUF_EV_MM_FLUSHES, 1);
 		luf_flush_mm_batched(vma->vm_mm);
 		return;

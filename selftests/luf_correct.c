@@ -88,6 +88,11 @@
  * fails if it did not.  Variants that stay correct without the module's
  * flush are not selected (see the write variants below for why).
  *
+ * Across the u32 wrap: with LUF_GEN_START=<n> every load of luf.ko gets
+ * gen_start=<n>, and without arguments only the reuse, swapin and
+ * lifecycle tests run (order line "luf_correct gen_start=4294967295": the
+ * first flush of each test moves the generation from U32_MAX past 0).
+ *
  * Every fixture with variants has `int brk` as the first member of its
  * variant: the broken mode that variant must catch, 0 for none.
  *
@@ -143,9 +148,23 @@
 
 /* The broken mode of this run (LUF_BREAK), 0 for a normal run. */
 static int g_break;
+/* The first generation of every module load (LUF_GEN_START), 0: default */
+static unsigned long g_gen_start;
 static size_t ps;
 /* trace_marker, with LUF_CORRECT_MARK=1 */
 static int g_mark = -1;
+
+/* Module parameters @base plus gen_start= of LUF_GEN_START */
+static const char *load_params(const char *base)
+{
+	static char buf[96];
+
+	if (!g_gen_start)
+		return base;
+	snprintf(buf, sizeof(buf), "%s%sgen_start=%lu", base, *base ? " " : "",
+		 g_gen_start);
+	return buf;
+}
 
 static void mark(const char *s)
 {
@@ -583,7 +602,7 @@ static void luf_prepare(struct __test_metadata *_metadata, int brk)
 	if (nr_cpus() < 1 + NREADERS)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
 	ASSERT_EQ(0, luf_ensure_unloaded());
-	ret = luf_load(g_break ? "allow_unsafe=1" : "");
+	ret = luf_load(load_params(g_break ? "allow_unsafe=1" : ""));
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	if (g_break) {
@@ -1829,7 +1848,7 @@ static bool wait_counter(const char *name, uint64_t min)
  */
 static void held_loop_start(struct __test_metadata *_metadata, struct loop *l)
 {
-	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_load(load_params("")));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
 	ASSERT_EQ(0, loop_start(l));
@@ -1969,7 +1988,7 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 
 	luf_run_opts_default(&o, LUF_WL_MEMCG);
 	REQUIRE_WL(LUF_WL_MEMCG, &o);
-	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_load(load_params("")));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	snprintf(val, sizeof(val), "%d", BOUND_KB);
 	ASSERT_EQ(0, luf_knob_write("max_pending_kb", val));
@@ -2106,7 +2125,7 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 	if (!numa_node_has_memory(MIGRATE_NODE))
 		SKIP(return, "needs memory on NUMA node %d", MIGRATE_NODE);
 	REQUIRE_DIR(LUF_TMP_DIR);
-	ASSERT_EQ(0, luf_load(""));
+	ASSERT_EQ(0, luf_load(load_params("")));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
 	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
@@ -2370,7 +2389,7 @@ static int broken_argv(int mode, char ***out)
 int main(int argc, char **argv)
 {
 	const char *why = luf_skip_reason(true);
-	const char *b = getenv("LUF_BREAK");
+	const char *b = getenv("LUF_BREAK"), *g;
 	char **av = argv;
 	int ac = argc;
 
@@ -2389,6 +2408,23 @@ int main(int argc, char **argv)
 		if (g_break)
 			ksft_exit_fail_msg("broken mode %d cannot run: %s\n", g_break, why);
 		ksft_exit_skip("%s\n", why);
+	}
+	g = getenv("LUF_GEN_START");
+	if (g && *g) {
+		char *end;
+
+		errno = 0;
+		g_gen_start = strtoul(g, &end, 10);
+		if (errno || *end || !g_gen_start || g_gen_start > 0xffffffffUL)
+			ksft_exit_fail_msg("LUF_GEN_START=%s: want 1-4294967295\n", g);
+	}
+	/* across the u32 wrap: the tests that cycle through generations */
+	if (g_gen_start && !g_break && argc == 1) {
+		static char *wrap_av[] = { "luf_correct", "-f", "reuse", "-f",
+					   "swapin", "-f", "lifecycle", NULL };
+
+		av = wrap_av;
+		ac = 7;
 	}
 	if (g_break && argc == 1) {
 		ac = broken_argv(g_break, &av);

@@ -14,7 +14,9 @@
 #    and its results are renamed: "ok N T" becomes "ok N broken-mode T
 #    caught", "not ok N T" becomes "not ok N broken-mode T not caught", and
 #    a skipped test or program fails ("not run"), because a broken mode
-#    that was not tried proves nothing.
+#    that was not tried proves nothing.  An order line "NAME gen_start=N"
+#    runs NAME with LUF_GEN_START=N (every load of luf.ko starts at
+#    generation N: the tests run across the u32 wrap).
 # 3. dmesg, LUF-DONE, poweroff.
 #
 # Every program is framed by "# luf-run: NAME" and "# luf-exit: NAME rc=RC".
@@ -113,7 +115,7 @@ ${d##*/}
 	echo "# luf-exit: kunit rc=$rc"
 }
 
-# Runs in order, one a line: "NAME" or "NAME break=N".
+# Runs in order, one a line: "NAME", "NAME break=N" or "NAME gen_start=N".
 list_tests() {
 	seen=" "
 	if [ -f "$LUF_DIR/order" ]; then
@@ -123,6 +125,7 @@ list_tests() {
 			case $opt in
 			'') key=$t ;;
 			break=[1-9]) key=$t:${opt#break=} ;;
+			gen_start=[1-9]*) key=$t:$opt ;;
 			*) echo "# luf: order: $t $opt: unknown option" >&2; continue ;;
 			esac
 			case $seen in *" $key "*) continue ;; esac
@@ -173,6 +176,8 @@ while read -r t opt; do
 	case $opt in
 	break=*)
 		run "$t $opt" sh "$LUF_DIR/run-tests.sh" --broken "$TESTS/$t" "${opt#break=}" ;;
+	gen_start=*)
+		run "$t $opt" env LUF_GEN_START="${opt#gen_start=}" "$TESTS/$t" ;;
 	*)
 		case $t in
 		*.sh) run "$t" sh "$TESTS/$t" ;;
