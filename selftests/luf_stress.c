@@ -5,8 +5,13 @@
  * (move_pages node 0 <-> 1) run in child processes on CPUs 1-3, so the
  * hooks are switched on and off under live unmaps and batched flushes.
  *
+ * Each cycle enables LUF and MIGRC with max_defer_ms=1, so that pages are
+ * parked while the worker releases them and the unload drains whatever is
+ * held at that moment (a page left parked would leak and warn at rmmod).
+ *
  * Asserts: every load and unload succeeds; the module counted something
- * while loaded (the hooks really were live during the workloads); the
+ * while loaded and deferred something over the run (the hooks really were
+ * live during the workloads); the
  * workloads complete, make progress and never read a wrong word; the
  * module is gone afterwards; and MemFree (plus the per-CPU free lists),
  * measured after drop_caches with the workloads stopped and their files
@@ -191,6 +196,7 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 {
 	int cycles, i, ret, ncpu = nr_cpus(), nwc, status[NR_WL] = { 0 };
 	uint64_t free_before, free_after, diff, seen_reclaim = 0, seen_migrate = 0;
+	uint64_t seen_deferred = 0, deferred;
 	int wc[3], rd[3];
 	struct luf_counters c;
 	bool migrate;
@@ -236,6 +242,14 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 		ASSERT_EQ(0, ret) TH_LOG("cycle %d: load: %s", i, strerror(-ret));
 		ASSERT_TRUE(path_exists(LUF_DEBUGFS_DIR "/reclaim_unmaps"))
 			TH_LOG("cycle %d: no counters", i);
+		/*
+		 * Defer for real, and release on a 1 ms timer: pages are
+		 * parked while the worker releases, and the unload drains
+		 * whatever is held at that moment.
+		 */
+		ASSERT_EQ(0, luf_knob_write("max_defer_ms", "1"));
+		ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+		ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
 		/* every fourth cycle also flips observe off and on */
 		if (i % 4 == 3) {
 			ASSERT_EQ(0, luf_knob_write("observe", "0"));
@@ -246,6 +260,8 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 		ASSERT_EQ(0, luf_counters_read(&c));
 		seen_reclaim += c.reclaim.unmaps;
 		seen_migrate += c.migrate.unmaps;
+		if (!luf_counter_read("deferred_folios", &deferred))
+			seen_deferred += deferred;
 		t1 = luf_now();
 		ret = luf_unload();
 		t_unload += luf_now() - t1;
@@ -258,7 +274,10 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 			       t_unload * 1000 / (i + 1));
 	}
 	TH_LOG("%d load/unload cycles in %.1f s; unmaps seen while loaded: reclaim %" PRIu64
-	       ", migrate %" PRIu64, i, luf_now() - t0, seen_reclaim, seen_migrate);
+	       ", migrate %" PRIu64 ", deferred %" PRIu64, i, luf_now() - t0,
+	       seen_reclaim, seen_migrate, seen_deferred);
+	ASSERT_GT(seen_deferred, (uint64_t)0)
+		TH_LOG("nothing was deferred: no park/release to race");
 	ASSERT_EQ(cycles, i)
 		TH_LOG("only %d of %d cycles in %u s: load/unload is too slow under load",
 		       i, cycles, deadline);
