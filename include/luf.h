@@ -118,6 +118,11 @@ extern const char * const luf_reason_stat_name[LUF_RS_NR];
 extern const char * const luf_event_name[LUF_EV_FORCED_BASE];
 extern const char * const luf_cause_name[LUF_NR_CAUSES];
 
+static inline const char *luf_reason_str(int reason)
+{
+	return reason >= 0 && reason < MR_TYPES ? luf_reason_name[reason] : "?";
+}
+
 u64 luf_stat_sum(size_t offset);
 
 bool luf_observe_defer_ok(enum luf_ctx ctx, int reason);

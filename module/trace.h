@@ -10,6 +10,12 @@
 #define _LUF_TRACE_H
 
 #include <linux/tracepoint.h>
+#include "luf.h"
+
+/*
+ * Causes and migration reasons are recorded by name (the counters' names),
+ * so that perf and trace-cmd print them without decoding enum values.
+ */
 
 TRACE_EVENT(luf_defer,
 	    TP_PROTO(unsigned long pfn, u32 gen),
@@ -26,12 +32,12 @@ TRACE_EVENT(luf_migrc_retain,
 	    TP_ARGS(src, dst, reason),
 	    TP_STRUCT__entry(__field(unsigned long, src)
 			     __field(unsigned long, dst)
-			     __field(int, reason)),
+			     __string(reason, luf_reason_str(reason))),
 	    TP_fast_assign(__entry->src = src;
 			   __entry->dst = dst;
-			   __entry->reason = reason;),
-	    TP_printk("src=0x%lx dst=0x%lx reason=%d", __entry->src,
-		      __entry->dst, __entry->reason)
+			   __assign_str(reason);),
+	    TP_printk("src=0x%lx dst=0x%lx reason=%s", __entry->src,
+		      __entry->dst, __get_str(reason))
 );
 
 TRACE_EVENT(luf_flush,
@@ -42,25 +48,25 @@ TRACE_EVENT(luf_flush,
 			     __field(unsigned int, entries)
 			     __field(unsigned int, cpus)
 			     __field(unsigned int, pruned)
-			     __field(int, cause)),
+			     __string(cause, luf_cause_name[cause])),
 	    TP_fast_assign(__entry->gen = gen;
 			   __entry->entries = entries;
 			   __entry->cpus = cpus;
 			   __entry->pruned = pruned;
-			   __entry->cause = cause;),
-	    TP_printk("gen=%u entries=%u cpus=%u pruned=%u cause=%d",
+			   __assign_str(cause);),
+	    TP_printk("gen=%u entries=%u cpus=%u pruned=%u cause=%s",
 		      __entry->gen, __entry->entries, __entry->cpus,
-		      __entry->pruned, __entry->cause)
+		      __entry->pruned, __get_str(cause))
 );
 
 TRACE_EVENT(luf_release,
 	    TP_PROTO(unsigned long pages, int cause),
 	    TP_ARGS(pages, cause),
 	    TP_STRUCT__entry(__field(unsigned long, pages)
-			     __field(int, cause)),
+			     __string(cause, luf_cause_name[cause])),
 	    TP_fast_assign(__entry->pages = pages;
-			   __entry->cause = cause;),
-	    TP_printk("pages=%lu cause=%d", __entry->pages, __entry->cause)
+			   __assign_str(cause);),
+	    TP_printk("pages=%lu cause=%s", __entry->pages, __get_str(cause))
 );
 
 #endif /* _LUF_TRACE_H */
