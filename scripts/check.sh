@@ -148,8 +148,36 @@ step "$LUF_TOP/scripts/kernel.sh"
 step "$LUF_TOP/scripts/module.sh"
 step "$LUF_TOP/scripts/selftests.sh"
 step "$LUF_TOP/scripts/initramfs.sh"
-rm -f "$LUF_OUT/check.log"
+rm -f "$LUF_OUT/check.log" "$LUF_OUT/check-mt.log"
 LUF_CONSOLE=${LUF_CONSOLE:-progress} "$LUF_TOP/scripts/qemu.sh" check \
 	${LUF_TEST_TIMEOUT:+luf.test_timeout=$LUF_TEST_TIMEOUT} || true
+# The correctness and stress tests once more on truly parallel vCPUs
+# (one host thread per vCPU): races between CPUs really run in parallel.
+# x86_64 only (LUF_MT=0: skip): the arm64 guest is several times slower.
+mt=${LUF_MT:-1}
+[ "$LUF_ARCH" = x86_64 ] || mt=0
+if [ "$mt" = 1 ]; then
+	log "multi-threaded TCG pass (selftests/order-mt)"
+	LUF_TCG_THREAD=multi LUF_LOG_NAME=check-mt LUF_CONSOLE=${LUF_CONSOLE:-progress} \
+		"$LUF_TOP/scripts/qemu.sh" check luf.order=order-mt \
+		${LUF_TEST_TIMEOUT:+luf.test_timeout=$LUF_TEST_TIMEOUT} || true
+fi
 log "results (log: $LUF_OUT/check.log, $((SECONDS - start))s in all):"
-summarize "$LUF_OUT/check.log"
+res=0
+summarize "$LUF_OUT/check.log" | tee "$LUF_OUT/check.table" || res=1
+[ "$mt" = 1 ] || exit $res
+echo
+echo "multi-threaded TCG (thread=multi, log: $LUF_OUT/check-mt.log):"
+summarize "$LUF_OUT/check-mt.log" | tee "$LUF_OUT/check-mt.table" || res=1
+# one verdict for both passes
+counts() { sed -n "s/^\([0-9]*\) $1.*/\1/p" "$2" | tail -1; }
+p=$(( $(counts passed "$LUF_OUT/check.table") + $(counts passed "$LUF_OUT/check-mt.table") ))
+f=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed$/\1/p' "$LUF_OUT/check.table" "$LUF_OUT/check-mt.table" |
+	awk '{ n += $1 } END { print n + 0 }')
+k=$(( $(counts skipped "$LUF_OUT/check.table") + $(counts skipped "$LUF_OUT/check-mt.table") ))
+echo
+echo "both passes:"
+echo "$k skipped"
+echo "$p passed, $f failed"
+[ "$f" -eq 0 ] || res=1
+exit $res

@@ -84,7 +84,9 @@ list=$LUF_OUT/initramfs.list
 			echo "file /luf/$sub/${f##*/} $f 0755 0 0"
 		done
 	done
-	[ -f "$LUF_OUT/order" ] && echo "file /luf/order $LUF_OUT/order 0644 0 0"
+	for f in "$LUF_OUT"/order "$LUF_OUT"/order-*; do
+		[ -f "$f" ] && echo "file /luf/${f##*/} $f 0644 0 0"
+	done
 	for f in "${extras[@]}"; do
 		echo "file /luf/extra/${f##*/} $(realpath "$f") 0755 0 0"
 	done

@@ -13,6 +13,9 @@
 #                 progress (one line per test program), quiet
 #   LUF_APPEND    extra kernel parameters
 #   LUF_QEMU_ARGS extra QEMU arguments (word-split)
+#   LUF_TCG_THREAD single (default) or multi: one host thread for all vCPUs,
+#                 or one per vCPU (truly parallel)
+#   LUF_LOG_NAME  name of the log in $LUF_OUT (default: MODE)
 # Exit status: QEMU's (124: timeout).  The guest's own verdict is in the log.
 # shellcheck disable=SC2054 # QEMU options are comma lists
 set -euo pipefail
@@ -31,7 +34,9 @@ image=$(kernel_image "$kdir")
 [ -f "$image" ] || die "no kernel image $image: run scripts/kernel.sh"
 initrd=$LUF_OUT/initrd.gz
 [ -f "$initrd" ] || die "no $initrd: run scripts/initramfs.sh"
-log=$LUF_OUT/$mode.log
+log=$LUF_OUT/${LUF_LOG_NAME:-$mode}.log
+thread=${LUF_TCG_THREAD:-single}
+case $thread in single|multi) ;; *) die "LUF_TCG_THREAD=$thread: single or multi" ;; esac
 disk=$LUF_OUT/disk.img
 
 PATH=$PATH:/sbin:/usr/sbin
@@ -60,7 +65,7 @@ x86_64)
 	append="console=ttyS0 no_timer_check $append"
 	# HMAT makes node 1 a slower memory tier: the demotion target of node 0.
 	qemu=(qemu-system-x86_64
-		-accel tcg,thread=single -machine q35,hmat=on -cpu max -smp 4 -m 2G
+		-accel tcg,thread=$thread -machine q35,hmat=on -cpu max -smp 4 -m 2G
 		-object memory-backend-ram,id=m0,size=1G
 		-object memory-backend-ram,id=m1,size=1G
 		-numa node,nodeid=0,cpus=0-3,memdev=m0
@@ -79,7 +84,7 @@ arm64)
 	# boot ~2.5x slower under TCG.
 	append="console=ttyAMA0 $append"
 	qemu=(qemu-system-aarch64
-		-accel tcg,thread=single -machine virt -cpu max,pauth-impdef=on -smp 4 -m 2G
+		-accel tcg,thread=$thread -machine virt -cpu max,pauth-impdef=on -smp 4 -m 2G
 		-object memory-backend-ram,id=m0,size=1G
 		-object memory-backend-ram,id=m1,size=1G
 		-numa node,nodeid=0,cpus=0-3,memdev=m0

@@ -6,6 +6,7 @@
 #   selftests/*.h     headers (-I selftests)
 #   selftests/*.sh    copied as they are (lib*.sh and _*.sh are helpers)
 #   selftests/order   optional: test names in the order the guest runs them
+#   selftests/order-* other run lists (order-mt: the multi-threaded TCG pass)
 # Tests land in $LUF_OUT/tests/, the tools listed in LUF_GUEST_TOOLS
 # (lib.sh) in $LUF_OUT/bin/.  A program is rebuilt only when it is older than
 # its source, a lib*.c, a header or this script.
@@ -96,8 +97,10 @@ done
 for f in "$src"/*.sh; do
 	install -m 0755 "$f" "$tests/${f##*/}"
 done
-rm -f "$LUF_OUT/order"
-[ -f "$src/order" ] && cp "$src/order" "$LUF_OUT/order"
+rm -f "$LUF_OUT/order" "$LUF_OUT"/order-*
+for f in "$src"/order "$src"/order-*; do
+	[ -f "$f" ] && cp "$f" "$LUF_OUT/${f##*/}"
+done
 
 ntests=$(find "$tests" -maxdepth 1 -type f | wc -l)
 log "selftests ready: $ntests in tests/, $(find "$bin" -maxdepth 1 -type f | wc -l) tools in bin/ ($(( $(date +%s) - start ))s)"

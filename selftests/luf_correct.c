@@ -90,7 +90,7 @@
  *
  * Across the u32 wrap: with LUF_GEN_START=<n> every load of luf.ko gets
  * gen_start=<n>, and without arguments only the reuse, swapin and
- * lifecycle tests run (order line "luf_correct gen_start=4294967295": the
+ * lifecycle tests run (order line "luf_correct LUF_GEN_START=4294967295": the
  * first flush of each test moves the generation from U32_MAX past 0).
  *
  * Every fixture with variants has `int brk` as the first member of its

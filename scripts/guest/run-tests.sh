@@ -14,9 +14,13 @@
 #    and its results are renamed: "ok N T" becomes "ok N broken-mode T
 #    caught", "not ok N T" becomes "not ok N broken-mode T not caught", and
 #    a skipped test or program fails ("not run"), because a broken mode
-#    that was not tried proves nothing.  An order line "NAME gen_start=N"
-#    runs NAME with LUF_GEN_START=N (every load of luf.ko starts at
-#    generation N: the tests run across the u32 wrap).
+#    that was not tried proves nothing.  An order line "NAME VAR=VALUE"
+#    (VAR in capitals) runs NAME with VAR=VALUE in its environment and is
+#    labelled "NAME VAR=VALUE" (e.g. LUF_GEN_START=4294967295: every load
+#    of luf.ko starts at that generation, across the u32 wrap).
+#    luf.order=FILE on the kernel command line (LUF_ORDER) reads /luf/FILE
+#    instead of /luf/order and runs only what it lists, without KUnit (the
+#    multi-threaded TCG pass of make check: selftests/order-mt).
 # 3. dmesg, LUF-DONE, poweroff.
 #
 # Every program is framed by "# luf-run: NAME" and "# luf-exit: NAME rc=RC".
@@ -115,24 +119,26 @@ ${d##*/}
 	echo "# luf-exit: kunit rc=$rc"
 }
 
-# Runs in order, one a line: "NAME", "NAME break=N" or "NAME gen_start=N".
+# Runs in order, one a line: "NAME", "NAME break=N" or "NAME VAR=VALUE".
 list_tests() {
 	seen=" "
-	if [ -f "$LUF_DIR/order" ]; then
+	order=$LUF_DIR/${LUF_ORDER:-order}
+	if [ -f "$order" ]; then
 		while read -r t opt _; do
 			case $t in ''|'#'*) continue ;; esac
 			[ -f "$TESTS/$t" ] || { echo "# luf: order lists $t, which does not exist" >&2; continue; }
 			case $opt in
 			'') key=$t ;;
 			break=[1-9]) key=$t:${opt#break=} ;;
-			gen_start=[1-9]*) key=$t:$opt ;;
+			[A-Z]*=*) key=$t:$opt ;;
 			*) echo "# luf: order: $t $opt: unknown option" >&2; continue ;;
 			esac
 			case $seen in *" $key "*) continue ;; esac
 			seen="$seen$key "
 			echo "$t${opt:+ $opt}"
-		done < "$LUF_DIR/order"
+		done < "$order"
 	fi
+	[ -n "$LUF_ORDER" ] && return 0
 	for f in "$TESTS"/*; do
 		[ -f "$f" ] || continue
 		t=${f##*/}
@@ -168,7 +174,7 @@ if [ "${1:-}" = --broken ]; then
 	exit
 fi
 
-kunit
+[ -z "$LUF_ORDER" ] && kunit
 
 cd "$TESTS" 2>/dev/null || cd /
 list_tests > /tmp/luf-tests.list
@@ -176,8 +182,8 @@ while read -r t opt; do
 	case $opt in
 	break=*)
 		run "$t $opt" sh "$LUF_DIR/run-tests.sh" --broken "$TESTS/$t" "${opt#break=}" ;;
-	gen_start=*)
-		run "$t $opt" env LUF_GEN_START="${opt#gen_start=}" "$TESTS/$t" ;;
+	[A-Z]*=*)
+		run "$t $opt" env "$opt" "$TESTS/$t" ;;
 	*)
 		case $t in
 		*.sh) run "$t" sh "$TESTS/$t" ;;
