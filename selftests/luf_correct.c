@@ -93,6 +93,14 @@
  * lifecycle tests run (order line "luf_correct LUF_GEN_START=4294967295": the
  * first flush of each test moves the generation from U32_MAX past 0).
  *
+ * LUF_KEEP_MODULE=1 loads luf.ko once and never unloads it: each test
+ * starts and ends with LUF and MIGRC disabled (everything settled) instead
+ * of a reload.  Without arguments it runs the oracle tests and
+ * lifecycle.disable_under_load.  The multi-threaded TCG pass of make check
+ * uses it (selftests/order-mt): under QEMU 7.2 thread=multi, patching a
+ * static call while other vCPUs execute it can leave a vCPU executing the
+ * int3 of the patch after it finished, in any module, not only luf.ko.
+ *
  * Every fixture with variants has `int brk` as the first member of its
  * variant: the broken mode that variant must catch, 0 for none.
  *
@@ -150,6 +158,13 @@
 static int g_break;
 /* The first generation of every module load (LUF_GEN_START), 0: default */
 static unsigned long g_gen_start;
+/*
+ * LUF_KEEP_MODULE=1: luf.ko is loaded once and stays loaded; a test starts
+ * and ends by disabling LUF and MIGRC (which settles everything) instead
+ * of reloading.  For multi-threaded TCG, where patching a static call
+ * while other vCPUs run it is not safe (scripts/check.sh).
+ */
+static bool g_keep;
 static size_t ps;
 /* trace_marker, with LUF_CORRECT_MARK=1 */
 static int g_mark = -1;
@@ -164,6 +179,35 @@ static const char *load_params(const char *base)
 	snprintf(buf, sizeof(buf), "%s%sgen_start=%lu", base, *base ? " " : "",
 		 g_gen_start);
 	return buf;
+}
+
+/* A module with everything settled and LUF and MIGRC off; 0 or -errno */
+static int module_fresh(const char *params)
+{
+	int err;
+
+	if (!g_keep) {
+		err = luf_ensure_unloaded();
+		return err ? err : luf_load(load_params(params));
+	}
+	if (!luf_is_loaded()) {
+		err = luf_load(load_params(params));
+		if (err)
+			return err;
+	}
+	err = luf_knob_write("enabled", "0");
+	return err ? err : luf_knob_write("migrc_enabled", "0");
+}
+
+/* The end of a test: unload, or settle everything (LUF_KEEP_MODULE) */
+static void module_done(void)
+{
+	if (!g_keep) {
+		luf_ensure_unloaded();
+		return;
+	}
+	luf_knob_write("enabled", "0");
+	luf_knob_write("migrc_enabled", "0");
 }
 
 static void mark(const char *s)
@@ -601,8 +645,7 @@ static void luf_prepare(struct __test_metadata *_metadata, int brk)
 		SKIP(return, "not a test of broken mode %d", g_break);
 	if (nr_cpus() < 1 + NREADERS)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
-	ASSERT_EQ(0, luf_ensure_unloaded());
-	ret = luf_load(load_params(g_break ? "allow_unsafe=1" : ""));
+	ret = module_fresh(g_break ? "allow_unsafe=1" : "");
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	if (g_break) {
@@ -1102,7 +1145,7 @@ FIXTURE_TEARDOWN(reuse)
 {
 	reuse_release(self);
 	demote_end();
-	luf_ensure_unloaded();
+	module_done();
 }
 
 static void reuse_once(struct __test_metadata *_metadata,
@@ -1280,7 +1323,7 @@ FIXTURE_TEARDOWN(write)
 	write_release(self);
 	if (self->swapon && swapoff(LUF_SWAP_DEV))
 		TH_LOG("swapoff %s: %s", LUF_SWAP_DEV, strerror(errno));
-	luf_ensure_unloaded();
+	module_done();
 }
 
 /* Write all of @buf (@len bytes) into the pipe */
@@ -1464,7 +1507,7 @@ FIXTURE_SETUP(unmap)
 FIXTURE_TEARDOWN(unmap)
 {
 	oracle_release(&self->o);
-	luf_ensure_unloaded();
+	module_done();
 }
 
 TEST_F_TIMEOUT(unmap, access_faults, 180)
@@ -1576,7 +1619,7 @@ FIXTURE_SETUP(cow)
 FIXTURE_TEARDOWN(cow)
 {
 	oracle_release(&self->o);
-	luf_ensure_unloaded();
+	module_done();
 }
 
 static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
@@ -1692,7 +1735,7 @@ FIXTURE_TEARDOWN(swapin)
 	swapin_release(self);
 	if (self->swapon && swapoff(LUF_SWAP_DEV))
 		TH_LOG("swapoff %s: %s", LUF_SWAP_DEV, strerror(errno));
-	luf_ensure_unloaded();
+	module_done();
 }
 
 static void swapin_once(struct __test_metadata *_metadata,
@@ -1848,7 +1891,7 @@ static bool wait_counter(const char *name, uint64_t min)
  */
 static void held_loop_start(struct __test_metadata *_metadata, struct loop *l)
 {
-	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, module_fresh(""));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
 	ASSERT_EQ(0, loop_start(l));
@@ -1873,14 +1916,15 @@ FIXTURE_SETUP(lifecycle)
 	if (nr_cpus() < 1 + NREADERS)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
 	REQUIRE_DIR(LUF_EXT4_DIR);
-	ASSERT_EQ(0, luf_ensure_unloaded());
+	if (!g_keep)
+		ASSERT_EQ(0, luf_ensure_unloaded());
 	ASSERT_EQ(0, pin_to_cpu(0));
 }
 
 FIXTURE_TEARDOWN(lifecycle)
 {
 	loop_stop(&self->l);
-	luf_ensure_unloaded();
+	module_done();
 }
 
 static void loop_check(struct __test_metadata *_metadata, struct loop *l)
@@ -2418,6 +2462,21 @@ int main(int argc, char **argv)
 		if (errno || *end || !g_gen_start || g_gen_start > 0xffffffffUL)
 			ksft_exit_fail_msg("LUF_GEN_START=%s: want 1-4294967295\n", g);
 	}
+	g = getenv("LUF_KEEP_MODULE");
+	g_keep = g && !strcmp(g, "1");
+	if (g_keep && g_break)
+		ksft_exit_fail_msg("LUF_KEEP_MODULE=1: no broken mode (it needs a reload)\n");
+	/* loaded once: the oracle tests and disable under load */
+	if (g_keep && argc == 1) {
+		static char *keep_av[] = { "luf_correct", "-f", "reuse", "-f",
+					   "write", "-f", "unmap", "-f", "cow",
+					   "-f", "swapin", "-f", "fault", "-f",
+					   "steal", "-r",
+					   "lifecycle.disable_under_load", NULL };
+
+		av = keep_av;
+		ac = 17;
+	}
 	/* across the u32 wrap: the tests that cycle through generations */
 	if (g_gen_start && !g_break && argc == 1) {
 		static char *wrap_av[] = { "luf_correct", "-f", "reuse", "-f",
@@ -2433,7 +2492,11 @@ int main(int argc, char **argv)
 		if (ac == 1)
 			ksft_exit_fail_msg("no test for broken mode %d\n", g_break);
 	}
-	if (!(argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h"))))
+	if (!(argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h")))) {
+		/* before anything runs on the other CPUs (see LUF_KEEP_MODULE) */
+		if (g_keep && !luf_is_loaded() && luf_load(load_params("")))
+			ksft_exit_fail_msg("loading %s failed\n", luf_ko_path());
 		quiet_cpus();
+	}
 	return test_harness_run(ac, av);
 }
