@@ -58,6 +58,7 @@ enum luf_break {
 	LUF_BREAK_REUSE,	/* release held pages without flushing */
 	LUF_BREAK_WRITE,	/* file_change does not flush */
 	LUF_BREAK_FAULT,	/* write_fault does not flush */
+	LUF_BREAK_ISOLATE,	/* pages_wanted does not release held pages */
 	LUF_NR_BREAKS,
 };
 

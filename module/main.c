@@ -62,7 +62,7 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 };
 module_param_cb(debug_break, &luf_debug_break_ops, &luf_debug_break, 0644);
 MODULE_PARM_DESC(debug_break,
-		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault");
+		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation does not release held pages");
 
 /* Filesystems whose every page-cache change reaches the file_change hook */
 static bool luf_mapping_hooked(struct address_space *mapping)
@@ -258,6 +258,8 @@ static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
 static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 {
 	if (!atomic_long_read(&luf_held) && !atomic_long_read(&luf_outstanding))
+		return;
+	if (READ_ONCE(luf_debug_break) == LUF_BREAK_ISOLATE)
 		return;
 	if (luf_can_flush())
 		luf_release(LUF_CAUSE_ISOLATE);

@@ -57,7 +57,8 @@ bool luf_park_page(struct page *page, unsigned int order)
 	list_add_tail(&page->lru, &luf_parked);
 	spin_unlock_irqrestore(&luf_park_lock, flags);
 	/* Offlining or a contiguous allocation waits for this page. */
-	if (is_migrate_isolate(luf_pageblock_migratetype(page)))
+	if (is_migrate_isolate(luf_pageblock_migratetype(page)) &&
+	    READ_ONCE(luf_debug_break) != LUF_BREAK_ISOLATE)
 		luf_kick(LUF_CAUSE_ISOLATE);
 	held = atomic_long_inc_return(&luf_held);
 	peak = atomic_long_read(&luf_held_peak);

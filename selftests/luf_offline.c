@@ -48,9 +48,10 @@
  * unmovable page that arrived since the check), the next attempt uses the
  * best remaining block; the test fails if none goes offline.
  *
- * No debug_break mode removes this release, so there is no broken mode:
- * with luf_hook_pages_wanted() returning at once the offline hangs and the
- * child is killed at the deadline.
+ * Broken mode: with LUF_BREAK=4 the module is loaded with allow_unsafe=1
+ * and debug_break=4, so isolation does not give held pages back; then the
+ * offline must hang and be killed at the deadline, and the test passes
+ * only if it did (the suite proves the test can fail).
  *
  * arm64 never offlines boot memory (prevent_bootmem_remove_notifier() in
  * arch/arm64/mm/mmu.c), and the guest's node 1 is boot memory: skipped
@@ -97,6 +98,8 @@
 #define STR(x)		STR_(x)
 
 static size_t ps;
+/* LUF_BREAK=4: isolation keeps held pages (debug_break=4) */
+static int g_break;
 
 struct ev {
 	uint64_t deferred, held, held_total, released, rel_isolate;
@@ -342,12 +345,12 @@ FIXTURE(offline) {
 };
 
 FIXTURE_VARIANT(offline) {
-	int brk;		/* no debug_break mode removes this release */
+	int brk;		/* debug_break=4 removes this release */
 	bool migrate;		/* MIGRC instead of reclaim */
 };
 
-FIXTURE_VARIANT_ADD(offline, pageout) { .brk = 0, .migrate = false };
-FIXTURE_VARIANT_ADD(offline, migrate) { .brk = 0, .migrate = true };
+FIXTURE_VARIANT_ADD(offline, pageout) { .brk = 4, .migrate = false };
+FIXTURE_VARIANT_ADD(offline, migrate) { .brk = 4, .migrate = true };
 
 FIXTURE_SETUP(offline)
 {
@@ -481,8 +484,11 @@ static void make_held(struct __test_metadata *_metadata,
 	int ret, k;
 
 	ASSERT_EQ(0, luf_ensure_unloaded());
-	ret = luf_load("");
+	ret = luf_load(g_break ? "allow_unsafe=1" : "");
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
+	if (g_break)
+		ASSERT_EQ(0, write_file_str(LUF_MODULE_DIR "/parameters/debug_break",
+					    "4"));
 	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
 
 	/* read in on node 0, then moved to node 1 while nothing defers */
@@ -622,6 +628,17 @@ TEST_F_TIMEOUT(offline, held_block_offlines, 500)
 		note("memory%d offline: %s after %.1f s\n", blk->id,
 		     ret == -ETIMEDOUT ? "killed at the deadline" :
 		     ret ? strerror(-ret) : "ok", took);
+		if (g_break) {
+			/* the release is removed: the offline must hang */
+			ASSERT_NE(0, ret) TH_LOG("broken mode 4: memory%d went offline although its held pages were kept",
+						 blk->id);
+			if (ret == -ETIMEDOUT) {
+				note("broken mode 4 caught: memory%d did not go offline\n",
+				     blk->id);
+				self->offlined = -1;
+				return;
+			}
+		}
 		ASSERT_NE(-ETIMEDOUT, ret) {
 			TH_LOG("memory%d did not go offline in %d s (child killed): its held pages were not given back",
 			       blk->id, OFFLINE_DEADLINE);
@@ -662,7 +679,13 @@ TEST_F_TIMEOUT(offline, held_block_offlines, 500)
 int main(int argc, char **argv)
 {
 	const char *why = luf_skip_reason(true);
+	const char *b = getenv("LUF_BREAK");
 
+	if (b && *b) {
+		if (strcmp(b, "4"))
+			ksft_exit_fail_msg("LUF_BREAK=%s: luf_offline has broken mode 4 only\n", b);
+		g_break = 4;
+	}
 	ps = (size_t)sysconf(_SC_PAGESIZE);
 	/* listing or help needs neither root nor the module */
 	if (argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h")))
