@@ -171,7 +171,7 @@ static inline u32 luf_gen_next(u32 gen)
 }
 
 extern u32 luf_ugen;
-void luf_ugen_cpu_flush(void);
+void luf_ugen_cpu_flush(bool done);
 unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen);
 bool luf_ugen_all_flushed(u32 gen);
 void luf_ugen_expire(void);

@@ -240,7 +240,8 @@ static void luf_prune_by_records(struct kunit *test)
 	luf_fill_batch(&b);
 	luf_set_records(4, 4);
 	preempt_disable();
-	luf_ugen_cpu_flush();
+	luf_ugen_cpu_flush(false);
+	luf_ugen_cpu_flush(true);
 	preempt_enable();
 	KUNIT_EXPECT_FALSE(test, luf_ugen_all_flushed(5));
 	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 5), 0U);

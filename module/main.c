@@ -194,9 +194,10 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
  *
  * A private mapping's writes are seen by its own mm only, and every
  * deferred unmap of @vma's mm counts in mm->tlb_flush_batched: flushing
- * that mm's pending batched unmaps, as munmap() does, is enough.  A write
- * to a shared mapping changes the page cache that any mm may still see
- * through a stale entry: everything deferred is flushed.
+ * that mm's pending batched unmaps, as munmap() does, is enough (and costs
+ * nothing once they are flushed).  A write to a shared mapping changes the
+ * page cache that any mm may still see through a stale entry: if that page
+ * cache has deferred folios, everything deferred is flushed.
  */
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
@@ -206,15 +207,22 @@ static void luf_hook_write_fault(struct vm_area_struct *vma,
 	if (!(flags & FAULT_FLAG_WRITE) &&
 	    !(vma->vm_flags & (shared ? VM_WRITE : VM_WRITE | VM_MAYWRITE)))
 		return;
-	if (!luf_vma_pending(vma) ||
-	    READ_ONCE(luf_debug_break) == LUF_BREAK_FAULT)
+	if (READ_ONCE(luf_debug_break) == LUF_BREAK_FAULT)
 		return;
 	if (!shared) {
-		luf_count(LUF_EV_MM_FLUSHES, 1);
-		luf_flush_mm_batched(vma->vm_mm);
+		/*
+		 * Whatever VMA of the mm the deferred page was in (UFFDIO_MOVE
+		 * moves swap entries between two of them): the mm's own count
+		 * of batched unmaps decides, as for munmap().
+		 */
+		if (atomic_long_read(&luf_outstanding)) {
+			luf_count(LUF_EV_MM_FLUSHES, 1);
+			luf_flush_mm_batched(vma->vm_mm);
+		}
 		return;
 	}
-	luf_settle(LUF_CAUSE_WRITE_FAULT);
+	if (luf_vma_pending(vma))
+		luf_settle(LUF_CAUSE_WRITE_FAULT);
 }
 
 /*
@@ -273,9 +281,9 @@ static void luf_hook_batch_flush(const struct tlbflush_unmap_batch *ubc)
 		luf_observe_flush(ubc);
 }
 
-static void luf_hook_cpu_flush(void)
+static void luf_hook_cpu_flush(bool done)
 {
-	luf_ugen_cpu_flush();
+	luf_ugen_cpu_flush(done);
 }
 
 static void luf_hook_drain(void)

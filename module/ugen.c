@@ -27,21 +27,41 @@ MODULE_PARM_DESC(gen_start, "first generation (1-4294967295; testing the u32 wra
 u32 luf_ugen = 1;
 static DEFINE_PER_CPU(u32, luf_cpu_flushed_gen);
 
-/**
- * luf_ugen_cpu_flush - record that this CPU is about to flush its TLB
- *
- * Context: any, including hardirq; the full flush must follow.
- */
-void luf_ugen_cpu_flush(void)
-{
-	/*
-	 * Read the generation before the flush; acquire orders the PTE
-	 * clears of the closed entries before the flush (x86: CR3 writes
-	 * serialise; arm64: the DSB of local_flush_tlb_all()).
-	 */
-	u32 rec = smp_load_acquire(&luf_ugen) - 1;
+/* The generation this CPU's flush in progress will cover, 0: none */
+static DEFINE_PER_CPU(u32, luf_cpu_flush_gen);
 
-	this_cpu_write(luf_cpu_flushed_gen, rec ?: U32_MAX);
+/**
+ * luf_ugen_cpu_flush - this CPU flushes its whole TLB
+ * @done: false just before the flush, true just after it
+ *
+ * The generation is read before the flush, so every entry it covers was
+ * closed (its PTEs cleared) before the flush began; it is recorded only
+ * after the flush, so no CPU skips this one while its TLB may still hold
+ * an entry (an NMI in between would otherwise see it).
+ *
+ * Context: any, including hardirq, with IRQs disabled between the calls.
+ */
+void luf_ugen_cpu_flush(bool done)
+{
+	u32 gen;
+
+	if (!done) {
+		/*
+		 * Acquire orders the PTE clears of the closed entries before
+		 * the flush (x86: CR3 writes serialise; arm64: the DSB of
+		 * local_flush_tlb_all()).
+		 */
+		gen = smp_load_acquire(&luf_ugen) - 1;
+		this_cpu_write(luf_cpu_flush_gen, gen ?: U32_MAX);
+		return;
+	}
+	gen = this_cpu_read(luf_cpu_flush_gen);
+	if (!gen)
+		return;		/* loaded between the two calls */
+	this_cpu_write(luf_cpu_flush_gen, 0);
+	/* after the flush: pairs with the reads of luf_ugen_prune() */
+	smp_wmb();
+	this_cpu_write(luf_cpu_flushed_gen, gen);
 }
 
 /**
