@@ -1,2 +1,785 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* placeholder */
+/*
+ * luf_correct, included by luf_correct.c after the swapin fixture:
+ *
+ *  steal.ext4_to_fuse.splice_move_then_write (I1: a page-cache steal)
+ *
+ * A page can leave the page cache without being freed: splice's
+ * page_cache_pipe_buf_try_steal() takes a page-cache page that sits in a
+ * pipe out of its file with remove_mapping(), and FUSE does that to a
+ * READ reply spliced into /dev/fuse with SPLICE_F_MOVE
+ * (fuse_dev_splice_write() -> fuse_copy_page() -> fuse_try_move_page() ->
+ * replace_page_cache_folio()): the page becomes a page of the FUSE file,
+ * and a write to that file changes it in place.  The free hook never sees
+ * it, so only the module's flush at remove_mapping() (the file_change
+ * hook, LUF_FILE_REMOVE) keeps the stale entries of the first file from
+ * reading the new owner's bytes: broken mode 2.  (The only other
+ * pipe_buf_try_steal() caller in 6.12 is virtio_console's pipe_to_sg(),
+ * splice to a virtio-serial port: it hands the stolen page to the device,
+ * which only reads it, and frees it afterwards, where the free hook holds
+ * it back.)
+ *
+ * The test mounts a FUSE file system of its own (mount(2) with fd=,
+ * rootmode=, user_id=, group_id=): a minimal daemon thread on CPU 0 speaks
+ * the /dev/fuse protocol directly (INIT, LOOKUP, GETATTR, OPEN, READ,
+ * WRITE, FLUSH, RELEASE; ENOSYS for the rest).  Its one file has the size
+ * of the ext4 test file.
+ *  1. The ext4 test file (generation G) is mapped read-only and shared,
+ *     and the readers spin on it.  Its page-cache pages are spliced into a
+ *     pipe (the "hold" pipe), whose references keep MADV_PAGEOUT from
+ *     freeing them: reclaim unmaps them (deferred), fails in
+ *     __remove_mapping() on the extra reference and puts them back on the
+ *     LRU, still in ext4's page cache.
+ *  2. The readers wait at their hold point (steal_rd_fn() below).
+ *  3. madvise(MADV_COLD) of a dummy mapping drains CPU 0's LRU batches,
+ *     where the putback left a reference of its own: a page is stolen only
+ *     when the page cache and the pipe hold the only two.  The dummy page
+ *     lies in a 2 MiB block with no page table: where madvise finds a page
+ *     table it calls flush_tlb_batched_pending(), which flushes the whole
+ *     mm (the deferred unmap counts in mm->tlb_flush_batched).
+ *  4. read(2) of the FUSE file: readahead sends one READ for its pages.
+ *     The daemon writes the reply header into a second pipe, moves the
+ *     ext4 page buffers behind it (pipe to pipe: no copy, no new
+ *     reference) and splices the lot into /dev/fuse with SPLICE_F_MOVE.
+ *     An ext4 page that nothing else maps or references is stolen into
+ *     the FUSE file's page cache.
+ *  5. The readers go on; pwrite(2) of generation G+1 to the FUSE file
+ *     writes those very pages (fuse_fill_write_pages() finds them in its
+ *     page cache); then the test publishes.
+ * Oracle: the ext4 file never changed, so a reader of its mapping must
+ * never see anything but generation G (old_gen == new_gen; G+1 is
+ * foreign content).
+ *
+ * The test first asserts that the deferral happened (make_deferred()),
+ * and then, in a normal run, that the steal did: the FUSE file's pages,
+ * mapped after the check, must include at least one at the pfn that the
+ * same page of the ext4 file had before the page-out (/proc/self/pagemap;
+ * every page, 16 of 16, in the runs so far, normal and broken).  In a
+ * broken run the violation itself proves the steal.
+ */
+#include <linux/fuse.h>
+#include <sys/mount.h>
+
+#define STEAL_NAME	"data"
+#define STEAL_INO	2
+/* a moved page-cache page needs a whole pipe buffer: room for every page */
+#define STEAL_PIPE_SZ	(2 * NPAGES * ps)
+/* holds an aligned 2 MiB block (a PMD on x86 and 4K-page arm64) */
+#define STEAL_DRAIN_LEN	(4UL << 20)
+
+/* The daemon's state; anonymous memory written before the window. */
+struct steal_fs {
+	int fd;			/* /dev/fuse */
+	int ext4_fd;		/* the test file, for copied replies */
+	int hold[2];		/* pipe: ext4 pages from hold_off on */
+	int reply[2];		/* pipe: reply header + moved pages */
+	size_t size;		/* of both files */
+	size_t max_write;
+	size_t hold_off, hold_end;	/* what is left in hold[] */
+	pthread_t th;
+	bool running;
+	atomic_int inited;
+	/* counters, read after the window */
+	uint64_t reads, writes, piped_pages, copied_pages, written;
+	int err, err_op;	/* first error and the opcode it happened on */
+	char *req;		/* request buffer */
+	size_t req_len;
+	char *data;		/* copied READ replies */
+};
+
+FIXTURE(steal) {
+	struct oracle o;
+	struct steal_fs *d;
+	char mnt[128];
+	bool mkdir_done, mounted;
+	int file_fd;
+	void *fuse_map;
+	void *drain;
+	uint64_t *wbuf, *rbuf;
+};
+
+/* brk first, as in every fixture with variants (broken_argv()) */
+FIXTURE_VARIANT(steal) {
+	int brk;
+};
+
+FIXTURE_VARIANT_ADD(steal, ext4_to_fuse) { .brk = 2 };
+
+static void steal_err(struct steal_fs *d, int err, unsigned int op)
+{
+	if (!d->err) {
+		d->err = err;
+		d->err_op = (int)op;
+	}
+}
+
+static void steal_attr(const struct steal_fs *d, uint64_t ino,
+		       struct fuse_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->nlink = ino == FUSE_ROOT_ID ? 2 : 1;
+	a->mode = ino == FUSE_ROOT_ID ? S_IFDIR | 0755 : S_IFREG | 0644;
+	a->size = ino == FUSE_ROOT_ID ? 0 : d->size;
+	a->blocks = a->size / 512;
+	a->blksize = ps;
+}
+
+/* A reply: the header and @len bytes of @arg; 0 or -errno. */
+static int steal_reply(struct steal_fs *d, uint64_t unique, int error,
+		       const void *arg, size_t len)
+{
+	struct fuse_out_header oh = {
+		.len = sizeof(oh) + len, .error = error, .unique = unique,
+	};
+	struct iovec iov[2] = {
+		{ .iov_base = &oh, .iov_len = sizeof(oh) },
+		{ .iov_base = (void *)arg, .iov_len = len },
+	};
+	ssize_t n = writev(d->fd, iov, len ? 2 : 1);
+
+	if (n == (ssize_t)oh.len)
+		return 0;
+	return n < 0 ? -errno : -EIO;
+}
+
+/* Empty the reply pipe after a failed splice */
+static void steal_drain_reply(struct steal_fs *d)
+{
+	int flags = fcntl(d->reply[0], F_GETFL);
+
+	fcntl(d->reply[0], F_SETFL, flags | O_NONBLOCK);
+	while (read(d->reply[0], d->data, d->size) > 0)
+		;
+	fcntl(d->reply[0], F_SETFL, flags);
+}
+
+/*
+ * Answer READ (@off, @len) with the ext4 pages waiting in the hold pipe:
+ * header into the reply pipe, the page buffers moved in behind it, then
+ * all of it into /dev/fuse with SPLICE_F_MOVE.  0 or -errno.
+ */
+static int steal_read_move(struct steal_fs *d, uint64_t unique, size_t len)
+{
+	struct fuse_out_header oh = {
+		.len = sizeof(oh) + len, .error = 0, .unique = unique,
+	};
+	size_t moved = 0;
+	ssize_t n;
+
+	if (write(d->reply[1], &oh, sizeof(oh)) != (ssize_t)sizeof(oh))
+		return errno ? -errno : -EIO;
+	while (moved < len) {
+		n = splice(d->hold[0], NULL, d->reply[1], NULL, len - moved, 0);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		moved += n;
+	}
+	d->hold_off += len;
+	n = splice(d->reply[0], NULL, d->fd, NULL, oh.len, SPLICE_F_MOVE);
+	if (n != (ssize_t)oh.len)
+		return n < 0 ? -errno : -EIO;
+	return 0;
+}
+
+static void steal_do_read(struct steal_fs *d, const struct fuse_in_header *ih,
+			  const struct fuse_read_in *in)
+{
+	size_t off = in->offset, len = in->size;
+	ssize_t n;
+	int err;
+
+	d->reads++;
+	len = off >= d->size ? 0 : len < d->size - off ? len : d->size - off;
+	if (len && off == d->hold_off && off + len <= d->hold_end &&
+	    !(len % ps)) {
+		err = steal_read_move(d, ih->unique, len);
+		if (!err) {
+			d->piped_pages += len / ps;
+			return;
+		}
+		steal_err(d, err, ih->opcode);
+		steal_drain_reply(d);
+		steal_reply(d, ih->unique, -EIO, NULL, 0);
+		return;
+	}
+	/* anything else: copy the ext4 file's content */
+	n = len ? pread(d->ext4_fd, d->data, len, off) : 0;
+	if (n < 0) {
+		steal_err(d, -errno, ih->opcode);
+		steal_reply(d, ih->unique, -EIO, NULL, 0);
+		return;
+	}
+	d->copied_pages += (n + ps - 1) / ps;
+	err = steal_reply(d, ih->unique, 0, d->data, n);
+	if (err)
+		steal_err(d, err, ih->opcode);
+}
+
+static void steal_handle(struct steal_fs *d, size_t n)
+{
+	const struct fuse_in_header *ih = (const void *)d->req;
+	const void *arg = d->req + sizeof(*ih);
+	union {
+		struct fuse_init_out init;
+		struct fuse_entry_out entry;
+		struct fuse_attr_out attr;
+		struct fuse_open_out open;
+		struct fuse_write_out write;
+	} out;
+	size_t len = 0;
+	int error = 0, err;
+
+	memset(&out, 0, sizeof(out));
+	if (n < sizeof(*ih) || ih->len != n) {
+		steal_err(d, -EPROTO, n >= sizeof(*ih) ? ih->opcode : 0);
+		return;
+	}
+	switch (ih->opcode) {
+	case FUSE_INIT: {
+		const struct fuse_init_in *in = arg;
+
+		out.init.major = FUSE_KERNEL_VERSION;
+		out.init.minor = FUSE_KERNEL_MINOR_VERSION;
+		if (in->major != FUSE_KERNEL_VERSION) {
+			steal_err(d, -EPROTO, ih->opcode);
+			error = -EPROTO;
+			break;
+		}
+		out.init.max_readahead = in->max_readahead;
+		/*
+		 * SPLICE_* only tell the daemon what the kernel supports:
+		 * what moves a page is SPLICE_F_MOVE on the splice itself.
+		 */
+		out.init.flags = FUSE_BIG_WRITES | FUSE_MAX_PAGES;
+		out.init.flags |= in->flags & (FUSE_SPLICE_WRITE |
+					       FUSE_SPLICE_MOVE);
+		out.init.max_write = d->max_write;
+		out.init.max_pages = d->max_write / ps;
+		out.init.max_background = 16;
+		out.init.congestion_threshold = 12;
+		out.init.time_gran = 1;
+		len = sizeof(out.init);
+		atomic_store(&d->inited, 1);
+		break;
+	}
+	case FUSE_LOOKUP:
+		if (ih->nodeid != FUSE_ROOT_ID || strcmp(arg, STEAL_NAME)) {
+			error = -ENOENT;
+			break;
+		}
+		out.entry.nodeid = STEAL_INO;
+		out.entry.generation = 1;
+		out.entry.entry_valid = 3600;
+		out.entry.attr_valid = 3600;
+		steal_attr(d, STEAL_INO, &out.entry.attr);
+		len = sizeof(out.entry);
+		break;
+	case FUSE_GETATTR:
+		if (ih->nodeid != FUSE_ROOT_ID && ih->nodeid != STEAL_INO) {
+			error = -ENOENT;
+			break;
+		}
+		out.attr.attr_valid = 3600;
+		steal_attr(d, ih->nodeid, &out.attr.attr);
+		len = sizeof(out.attr);
+		break;
+	case FUSE_OPEN:
+		/* page cache kept across opens, never direct I/O */
+		out.open.fh = 1;
+		out.open.open_flags = FOPEN_KEEP_CACHE;
+		len = sizeof(out.open);
+		break;
+	case FUSE_READ:
+		steal_do_read(d, ih, arg);
+		return;
+	case FUSE_WRITE: {
+		const struct fuse_write_in *in = arg;
+
+		d->writes++;
+		d->written += in->size;
+		out.write.size = in->size;
+		len = sizeof(out.write);
+		break;
+	}
+	case FUSE_FLUSH:
+	case FUSE_RELEASE:
+	case FUSE_RELEASEDIR:
+	case FUSE_DESTROY:
+		break;
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+	case FUSE_INTERRUPT:
+		return;		/* no reply */
+	default:
+		error = -ENOSYS;
+		break;
+	}
+	err = steal_reply(d, ih->unique, error, &out, error ? 0 : len);
+	if (err)
+		steal_err(d, err, ih->opcode);
+}
+
+/* The daemon: until the connection goes (umount, abort) */
+static void *steal_daemon(void *arg)
+{
+	struct steal_fs *d = arg;
+	ssize_t n;
+
+	/* CPU 0 like the main thread; nothing of it may fault later */
+	pin_to_cpu(0);
+	prefault_stack(64 << 10);
+	for (;;) {
+		n = read(d->fd, d->req, d->req_len);
+		if (n < 0) {
+			if (errno == EINTR || errno == ENOENT ||
+			    errno == EAGAIN)
+				continue;
+			if (errno != ENODEV)
+				steal_err(d, -errno, 0);
+			break;
+		}
+		steal_handle(d, n);
+	}
+	return NULL;
+}
+
+static struct steal_fs *steal_fs_alloc(size_t size)
+{
+	size_t max_write = size, req_len = max_write + 2 * ps;
+	size_t len = sizeof(struct steal_fs) + req_len + size;
+	struct steal_fs *d;
+
+	d = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d == MAP_FAILED)
+		return NULL;
+	memset(d, 0, len);
+	d->fd = d->ext4_fd = -1;
+	d->hold[0] = d->hold[1] = d->reply[0] = d->reply[1] = -1;
+	d->size = size;
+	d->max_write = max_write;
+	d->req = (char *)(d + 1);
+	d->req_len = req_len;
+	d->data = d->req + req_len;
+	return d;
+}
+
+static size_t steal_fs_len(const struct steal_fs *d)
+{
+	return sizeof(*d) + d->req_len + d->size;
+}
+
+static void steal_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/*
+ * The readers of this test: rd_fn()'s RD_CONTENT check (every word must
+ * be generation G, old_gen == new_gen) with a hold point at the start of
+ * each pass.  While the pages are stolen the readers are held there, off
+ * the test pages: a reader that read on would fault right after the
+ * module's flush at the first steal and map the ext4 pages that are
+ * still in its page cache, and a mapped page is never stolen
+ * (__remove_mapping() fails on the reference and the reply copies it
+ * instead), so a normal run could steal nothing.  Held, a reader keeps
+ * running the test's mm in user mode and keeps every translation it
+ * cached until a flush takes it, and every page can be stolen in a
+ * normal run as in a broken one.  (Not with a signal: x86 signal
+ * delivery writes PKRU, sig_prepare_pkru(), and TCG flushes a vCPU's
+ * whole soft TLB on every PKRU change.)  No fault is expected: a SIGSEGV
+ * or SIGBUS kills the test.
+ */
+static atomic_int steal_hold, steal_held;
+
+static inline bool steal_holding(struct rd_ctl *c)
+{
+	return atomic_load_explicit(&steal_hold, memory_order_acquire) &&
+	       !atomic_load_explicit(&c->stop, memory_order_relaxed);
+}
+
+static void *steal_rd_fn(void *arg)
+{
+	struct rd_slot *slot = arg;
+	struct rd_ctl *c = slot->c;
+	struct rd_stats *st = &c->st[slot->idx];
+	bool first = true;
+	size_t i;
+	int err, pub;
+
+	err = pin_to_cpu(1 + slot->idx);
+	if (err) {
+		int zero = 0;
+
+		atomic_compare_exchange_strong(&c->err, &zero, err);
+		atomic_fetch_add(&c->ready, 1);
+		return NULL;
+	}
+	prefault_stack(128 << 10);
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		if (steal_holding(c)) {
+			atomic_fetch_add(&steal_held, 1);
+			while (steal_holding(c))
+				;
+			atomic_fetch_sub(&steal_held, 1);
+			continue;
+		}
+		pub = atomic_load_explicit(&c->published, memory_order_acquire);
+		for (i = 0; i < c->words; i++) {
+			uint64_t v = c->base[i];
+
+			if (v == rd_old(c, i))
+				continue;
+			st->corrupt++;
+			st->poison += v == POISON;
+			rd_note(st, K_CORRUPT, i, v);
+		}
+		atomic_fetch_add_explicit(&st->passes, 1, memory_order_relaxed);
+		if (pub)
+			atomic_fetch_add_explicit(&st->post_passes, 1,
+						  memory_order_relaxed);
+		if (first) {
+			first = false;
+			atomic_fetch_add(&c->ready, 1);
+		}
+	}
+	if (first)
+		atomic_fetch_add(&c->ready, 1);
+	return NULL;
+}
+
+/* rd_start() with steal_rd_fn(): 0 once every reader made a pass */
+static int steal_rd_start(struct rd_ctl *c, const void *base, size_t words)
+{
+	double t0 = luf_now();
+	int i, err;
+
+	c->base = base;
+	c->words = words;
+	c->wpp = ps / 8;
+	atomic_store(&steal_hold, 0);
+	atomic_store(&steal_held, 0);
+	for (i = 0; i < NREADERS; i++) {
+		c->slot[i].c = c;
+		c->slot[i].idx = i;
+		err = pthread_create(&c->th[i], NULL, steal_rd_fn, &c->slot[i]);
+		if (err) {
+			rd_stop(c);
+			return -err;
+		}
+		c->n++;
+	}
+	while (atomic_load(&c->ready) < NREADERS) {
+		if (luf_now() - t0 > 30) {
+			rd_stop(c);
+			return -ETIMEDOUT;
+		}
+		luf_msleep(1);
+	}
+	err = atomic_load(&c->err);
+	if (err)
+		rd_stop(c);
+	return err;
+}
+
+/* 0 once every reader waits at its hold point, or -ETIMEDOUT */
+static int steal_hold_readers(struct rd_ctl *c)
+{
+	double t0 = luf_now();
+
+	atomic_store_explicit(&steal_hold, 1, memory_order_release);
+	while (atomic_load(&steal_held) < c->n) {
+		if (luf_now() - t0 > 10)
+			return -ETIMEDOUT;
+		luf_msleep(1);
+	}
+	return 0;
+}
+
+static void steal_release_readers(void)
+{
+	atomic_store_explicit(&steal_hold, 0, memory_order_release);
+}
+
+/*
+ * Undo one attempt: readers, the FUSE file, the mount (aborting the
+ * connection first, so that nothing waits for the daemon), the daemon,
+ * pipes, buffers, the ext4 file.  Fine to call again.
+ */
+static void steal_release(FIXTURE_DATA(steal) *self)
+{
+	struct steal_fs *d = self->d;
+	size_t size = self->o.f.size;
+
+	steal_release_readers();
+	rd_stop(self->o.rd);
+	if (self->fuse_map)
+		munmap(self->fuse_map, size);
+	self->fuse_map = NULL;
+	if (self->mounted) {
+		/* MNT_FORCE aborts the connection: FLUSH waits for nobody */
+		umount2(self->mnt, MNT_FORCE);
+		steal_close(&self->file_fd);
+		if (umount2(self->mnt, 0))
+			umount2(self->mnt, MNT_DETACH);
+		self->mounted = false;
+	}
+	steal_close(&self->file_fd);
+	if (d) {
+		if (d->running)
+			pthread_join(d->th, NULL);
+		d->running = false;
+		steal_close(&d->fd);
+		steal_close(&d->hold[0]);
+		steal_close(&d->hold[1]);
+		steal_close(&d->reply[0]);
+		steal_close(&d->reply[1]);
+		munmap(d, steal_fs_len(d));
+	}
+	self->d = NULL;
+	if (self->wbuf)
+		munmap(self->wbuf, size);
+	if (self->rbuf)
+		munmap(self->rbuf, size);
+	self->wbuf = self->rbuf = NULL;
+	if (self->drain)
+		munmap(self->drain, STEAL_DRAIN_LEN);
+	self->drain = NULL;
+	oracle_release(&self->o);
+}
+
+FIXTURE_SETUP(steal)
+{
+	self->d = NULL;
+	self->mkdir_done = self->mounted = false;
+	self->file_fd = -1;
+	self->fuse_map = self->drain = NULL;
+	self->wbuf = self->rbuf = NULL;
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_EXT4_DIR,
+		     BY_PAGEOUT);
+	if (_metadata->exit_code)
+		return;
+	/* configs/<arch>.config has CONFIG_FUSE_FS=y: no skip without it */
+	ASSERT_TRUE(path_exists("/dev/fuse"))
+		TH_LOG("no /dev/fuse: a kernel without CONFIG_FUSE_FS");
+	REQUIRE_DIR(LUF_TMP_DIR);
+	snprintf(self->mnt, sizeof(self->mnt), "%s/luf-steal-%d", LUF_TMP_DIR,
+		 getpid());
+	ASSERT_EQ(0, mkdir(self->mnt, 0755))
+		TH_LOG("mkdir %s: %s", self->mnt, strerror(errno));
+	self->mkdir_done = true;
+}
+
+FIXTURE_TEARDOWN(steal)
+{
+	steal_release(self);
+	if (self->mkdir_done)
+		rmdir(self->mnt);
+	module_done();
+}
+
+/* pfns of @n pages at @addr (0: not present); 0 or -errno */
+static int steal_pfns(const void *addr, size_t n, uint64_t *pfns)
+{
+	off_t off = (uintptr_t)addr / ps * sizeof(uint64_t);
+	size_t len = n * sizeof(uint64_t), i;
+	ssize_t got;
+	int fd;
+
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = pread(fd, pfns, len, off);
+	close(fd);
+	if (got != (ssize_t)len)
+		return got < 0 ? -errno : -EIO;
+	for (i = 0; i < n; i++)
+		pfns[i] = pfns[i] >> 63 ? pfns[i] & ((1ULL << 55) - 1) : 0;
+	return 0;
+}
+
+/* Mount the FUSE file system, start its daemon, open its file */
+static void steal_mount(struct __test_metadata *_metadata,
+			FIXTURE_DATA(steal) *self)
+{
+	struct steal_fs *d = self->d;
+	char opts[128], path[160];
+	int err;
+
+	d->fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, d->fd) TH_LOG("/dev/fuse: %s", strerror(errno));
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=%o,user_id=%u,group_id=%u",
+		 d->fd, S_IFDIR, getuid(), getgid());
+	ASSERT_EQ(0, mount("luf-steal", self->mnt, "fuse", MS_NOSUID | MS_NODEV,
+			   opts))
+		TH_LOG("mount -t fuse -o %s %s: %s", opts, self->mnt,
+		       strerror(errno));
+	self->mounted = true;
+	/* /dev/fuse reads fail until the mount: the daemon starts now */
+	err = pthread_create(&d->th, NULL, steal_daemon, d);
+	ASSERT_EQ(0, err) TH_LOG("daemon thread: %s", strerror(err));
+	d->running = true;
+	snprintf(path, sizeof(path), "%s/%s", self->mnt, STEAL_NAME);
+	self->file_fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->file_fd) {
+		TH_LOG("open %s: %s (daemon: error %d on opcode %d)", path,
+		       strerror(errno), d->err, d->err_op);
+	}
+	ASSERT_TRUE(atomic_load(&d->inited));
+}
+
+/*
+ * One attempt; sets *@stolen to the pages of the ext4 file that are now
+ * pages of the FUSE file.
+ */
+static void steal_try(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(steal) *self, struct rd_sum *s,
+		      unsigned int *stolen)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, size, done, i;
+	uint64_t pfn_ext4[NPAGES], pfn_fuse[NPAGES];
+	volatile uint64_t *fm;
+	struct ev e0, e1, e2;
+	void *drain;
+	struct steal_fs *d;
+	struct rd_ctl *rd;
+	ssize_t nread, nwritten;
+	int ret, rerr, werr;
+	loff_t off;
+
+	*stolen = 0;
+	ret = tfile_create(&self->o.f, LUF_EXT4_DIR, "steal", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	size = self->o.f.size;
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	self->wbuf = anon_buf(size);
+	self->rbuf = anon_buf(size);
+	ASSERT_NE(NULL, self->wbuf);
+	ASSERT_NE(NULL, self->rbuf);
+	for (i = 0; i < words; i++)
+		self->wbuf[i] = word(i, gen + 1);
+	/* never populated: MADV_COLD of it only drains the LRU batches */
+	self->drain = mmap(NULL, STEAL_DRAIN_LEN, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->drain) {
+		self->drain = NULL;
+	}
+	drain = (void *)(((uintptr_t)self->drain + STEAL_DRAIN_LEN / 2 - 1) &
+			 ~(uintptr_t)(STEAL_DRAIN_LEN / 2 - 1));
+
+	d = self->d = steal_fs_alloc(size);
+	ASSERT_NE(NULL, d);
+	d->ext4_fd = self->o.f.fd;
+	ASSERT_EQ(0, pipe2(d->hold, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(d->reply, O_CLOEXEC));
+	ASSERT_LE((ssize_t)STEAL_PIPE_SZ,
+		  fcntl(d->hold[1], F_SETPIPE_SZ, (int)STEAL_PIPE_SZ));
+	ASSERT_LE((ssize_t)STEAL_PIPE_SZ,
+		  fcntl(d->reply[1], F_SETPIPE_SZ, (int)STEAL_PIPE_SZ));
+	prefault_stack(256 << 10);
+	cow_break_all();
+	steal_mount(_metadata, self);
+
+	/* the ext4 page-cache pages into the hold pipe, in file order */
+	for (done = 0; done < size; done += ret) {
+		off = done;
+		ret = splice(self->o.f.fd, &off, d->hold[1], NULL,
+			     size - done, 0);
+		ASSERT_LT(0, ret) TH_LOG("splice ext4 -> pipe: %s",
+					 ret ? strerror(errno) : "EOF");
+	}
+	d->hold_off = 0;
+	d->hold_end = size;
+
+	rd = self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = rd->new_gen = gen;
+	ret = steal_rd_start(rd, self->o.map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+	/* the readers mapped every page */
+	ret = steal_pfns(self->o.map, NPAGES, pfn_ext4);
+	ASSERT_EQ(0, ret) TH_LOG("pagemap: %s", strerror(-ret));
+	for (i = 0; i < NPAGES; i++)
+		ASSERT_NE((uint64_t)0, pfn_ext4[i])
+			TH_LOG("page %zu not mapped", i);
+
+	make_deferred(_metadata, BY_PAGEOUT, self->o.map, size, &e0, &e1,
+		      false);
+	ret = steal_hold_readers(rd);
+	ASSERT_EQ(0, ret) TH_LOG("holding the readers: %s", strerror(-ret));
+	/* the putback's LRU batch reference would fail every steal */
+	ASSERT_EQ(0, madvise(drain, ps, MADV_COLD));
+	nread = pread(self->file_fd, self->rbuf, size, 0);
+	rerr = nread < 0 ? errno : 0;
+	/* back to the pages they may still have stale entries to */
+	steal_release_readers();
+	nwritten = pwrite(self->file_fd, self->wbuf, size, 0);
+	werr = nwritten < 0 ? errno : 0;
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the FUSE write", s);
+	note("forced_file_change +%" PRIu64 " in the window; daemon: READs %"
+	     PRIu64 " (pages moved %" PRIu64 ", copied %" PRIu64 "), WRITEs %"
+	     PRIu64 " (%" PRIu64 " bytes), error %d on opcode %d\n",
+	     e2.fc - e1.fc, d->reads, d->piped_pages, d->copied_pages,
+	     d->writes, d->written, d->err, d->err_op);
+	ASSERT_EQ((ssize_t)size, nread)
+		TH_LOG("read of the FUSE file: %s",
+		       rerr ? strerror(rerr) : "short");
+	ASSERT_EQ((ssize_t)size, nwritten)
+		TH_LOG("write of the FUSE file: %s",
+		       werr ? strerror(werr) : "short");
+	ASSERT_EQ(0, d->err) TH_LOG("daemon: %s on opcode %d",
+				    strerror(-d->err), d->err_op);
+	for (i = 0; i < words; i++)
+		ASSERT_EQ(word(i, gen), self->rbuf[i])
+			TH_LOG("the FUSE read returned word %zu wrong", i);
+	ASSERT_LT((uint64_t)0, d->piped_pages)
+		TH_LOG("no READ was answered from the pipe");
+
+	/* the steal: FUSE file pages at the ext4 pages' pfns */
+	self->fuse_map = mmap(NULL, size, PROT_READ, MAP_SHARED,
+			      self->file_fd, 0);
+	ASSERT_NE(MAP_FAILED, self->fuse_map) {
+		self->fuse_map = NULL;
+	}
+	fm = self->fuse_map;
+	for (i = 0; i < words; i++)
+		ASSERT_EQ(word(i, gen + 1), fm[i])
+			TH_LOG("the FUSE file's page cache lost the write at word %zu", i);
+	ret = steal_pfns(self->fuse_map, NPAGES, pfn_fuse);
+	ASSERT_EQ(0, ret) TH_LOG("pagemap: %s", strerror(-ret));
+	for (i = 0; i < NPAGES; i++)
+		*stolen += pfn_fuse[i] && pfn_fuse[i] == pfn_ext4[i];
+	note("%u of %d ext4 pages stolen into the FUSE file (%" PRIu64
+	     " offered by splice)\n", *stolen, NPAGES, d->piped_pages);
+	steal_release(self);
+}
+
+static void steal_once(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(steal) *self,
+		       const FIXTURE_VARIANT(steal) *variant, struct rd_sum *s)
+{
+	unsigned int stolen;
+
+	(void)variant;
+	steal_try(_metadata, self, s, &stolen);
+	/*
+	 * A broken run's attempt without a steal just catches nothing
+	 * (RUN_ATTEMPTS makes another): G+1 read through the ext4 mapping
+	 * can only come from a stolen page.
+	 */
+	if (!g_break)
+		ASSERT_LT(0U, stolen)
+			TH_LOG("no page moved from ext4 to the FUSE file: the test would prove nothing");
+}
+
+TEST_F_TIMEOUT(steal, splice_move_then_write, 300)
+{
+	RUN_ATTEMPTS(steal_once, s.corrupt + s.stale,
+		     "reader of the ext4 file read the FUSE file's write");
+}
