@@ -30,7 +30,7 @@
  *     freeing them: reclaim unmaps them (deferred), fails in
  *     __remove_mapping() on the extra reference and puts them back on the
  *     LRU, still in ext4's page cache.
- *  2. The readers wait at their hold point (steal_rd_fn() below).
+ *  2. The readers pause off the mapping (rd_pause()).
  *  3. madvise(MADV_COLD) of a dummy mapping drains CPU 0's LRU batches,
  *     where the putback left a reference of its own: a page is stolen only
  *     when the page cache and the pipe hold the only two.  The dummy page
@@ -378,131 +378,15 @@ static void steal_close(int *fd)
 }
 
 /*
- * The readers of this test: rd_fn()'s RD_CONTENT check (every word must
- * be generation G, old_gen == new_gen) with a hold point at the start of
- * each pass.  While the pages are stolen the readers are held there, off
- * the test pages: a reader that read on would fault right after the
- * module's flush at the first steal and map the ext4 pages that are
- * still in its page cache, and a mapped page is never stolen
- * (__remove_mapping() fails on the reference and the reply copies it
- * instead), so a normal run could steal nothing.  Held, a reader keeps
- * running the test's mm in user mode and keeps every translation it
- * cached until a flush takes it, and every page can be stolen in a
- * normal run as in a broken one.  (Not with a signal: x86 signal
- * delivery writes PKRU, sig_prepare_pkru(), and TCG flushes a vCPU's
- * whole soft TLB on every PKRU change.)  No fault is expected: a SIGSEGV
- * or SIGBUS kills the test.
+ * The readers of this test: rd_fn() in RD_CONTENT mode with old_gen ==
+ * new_gen (every word must be generation G), paused (rd_pause()) while the
+ * pages are stolen: a reader that read on would fault right after the
+ * module's flush at the first steal and map the ext4 pages that are still
+ * in its page cache, and a mapped page is never stolen (__remove_mapping()
+ * fails on the reference and the reply copies it instead), so a normal run
+ * could steal nothing.  Paused, every page can be stolen in a normal run
+ * as in a broken one.
  */
-static atomic_int steal_hold, steal_held;
-
-static inline bool steal_holding(struct rd_ctl *c)
-{
-	return atomic_load_explicit(&steal_hold, memory_order_acquire) &&
-	       !atomic_load_explicit(&c->stop, memory_order_relaxed);
-}
-
-static void *steal_rd_fn(void *arg)
-{
-	struct rd_slot *slot = arg;
-	struct rd_ctl *c = slot->c;
-	struct rd_stats *st = &c->st[slot->idx];
-	bool first = true;
-	size_t i;
-	int err, pub;
-
-	err = pin_to_cpu(1 + slot->idx);
-	if (err) {
-		int zero = 0;
-
-		atomic_compare_exchange_strong(&c->err, &zero, err);
-		atomic_fetch_add(&c->ready, 1);
-		return NULL;
-	}
-	prefault_stack(128 << 10);
-	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
-		if (steal_holding(c)) {
-			atomic_fetch_add(&steal_held, 1);
-			while (steal_holding(c))
-				;
-			atomic_fetch_sub(&steal_held, 1);
-			continue;
-		}
-		pub = atomic_load_explicit(&c->published, memory_order_acquire);
-		for (i = 0; i < c->words; i++) {
-			uint64_t v = c->base[i];
-
-			if (v == rd_old(c, i))
-				continue;
-			st->corrupt++;
-			st->poison += v == POISON;
-			rd_note(st, K_CORRUPT, i, v);
-		}
-		atomic_fetch_add_explicit(&st->passes, 1, memory_order_relaxed);
-		if (pub)
-			atomic_fetch_add_explicit(&st->post_passes, 1,
-						  memory_order_relaxed);
-		if (first) {
-			first = false;
-			atomic_fetch_add(&c->ready, 1);
-		}
-	}
-	if (first)
-		atomic_fetch_add(&c->ready, 1);
-	return NULL;
-}
-
-/* rd_start() with steal_rd_fn(): 0 once every reader made a pass */
-static int steal_rd_start(struct rd_ctl *c, const void *base, size_t words)
-{
-	double t0 = luf_now();
-	int i, err;
-
-	c->base = base;
-	c->words = words;
-	c->wpp = ps / 8;
-	atomic_store(&steal_hold, 0);
-	atomic_store(&steal_held, 0);
-	for (i = 0; i < NREADERS; i++) {
-		c->slot[i].c = c;
-		c->slot[i].idx = i;
-		err = pthread_create(&c->th[i], NULL, steal_rd_fn, &c->slot[i]);
-		if (err) {
-			rd_stop(c);
-			return -err;
-		}
-		c->n++;
-	}
-	while (atomic_load(&c->ready) < NREADERS) {
-		if (luf_now() - t0 > 30) {
-			rd_stop(c);
-			return -ETIMEDOUT;
-		}
-		luf_msleep(1);
-	}
-	err = atomic_load(&c->err);
-	if (err)
-		rd_stop(c);
-	return err;
-}
-
-/* 0 once every reader waits at its hold point, or -ETIMEDOUT */
-static int steal_hold_readers(struct rd_ctl *c)
-{
-	double t0 = luf_now();
-
-	atomic_store_explicit(&steal_hold, 1, memory_order_release);
-	while (atomic_load(&steal_held) < c->n) {
-		if (luf_now() - t0 > 10)
-			return -ETIMEDOUT;
-		luf_msleep(1);
-	}
-	return 0;
-}
-
-static void steal_release_readers(void)
-{
-	atomic_store_explicit(&steal_hold, 0, memory_order_release);
-}
 
 /*
  * Undo one attempt: readers, the FUSE file, the mount (aborting the
@@ -514,7 +398,8 @@ static void steal_release(FIXTURE_DATA(steal) *self)
 	struct steal_fs *d = self->d;
 	size_t size = self->o.f.size;
 
-	steal_release_readers();
+	if (self->o.rd)
+		rd_resume(self->o.rd);
 	rd_stop(self->o.rd);
 	if (self->fuse_map)
 		munmap(self->fuse_map, size);
@@ -700,7 +585,7 @@ static void steal_try(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, rd);
 	rd->mode = RD_CONTENT;
 	rd->old_gen = rd->new_gen = gen;
-	ret = steal_rd_start(rd, self->o.map, words);
+	ret = rd_start(rd, self->o.map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 	/* the readers mapped every page */
 	ret = steal_pfns(self->o.map, NPAGES, pfn_ext4);
@@ -711,14 +596,14 @@ static void steal_try(struct __test_metadata *_metadata,
 
 	make_deferred(_metadata, BY_PAGEOUT, self->o.map, size, &e0, &e1,
 		      false);
-	ret = steal_hold_readers(rd);
-	ASSERT_EQ(0, ret) TH_LOG("holding the readers: %s", strerror(-ret));
+	ret = rd_pause(rd);
+	ASSERT_EQ(0, ret) TH_LOG("pausing the readers: %s", strerror(-ret));
 	/* the putback's LRU batch reference would fail every steal */
 	ASSERT_EQ(0, madvise(drain, ps, MADV_COLD));
 	nread = pread(self->file_fd, self->rbuf, size, 0);
 	rerr = nread < 0 ? errno : 0;
 	/* back to the pages they may still have stale entries to */
-	steal_release_readers();
+	rd_resume(rd);
 	nwritten = pwrite(self->file_fd, self->wbuf, size, 0);
 	werr = nwritten < 0 ? errno : 0;
 	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the FUSE write", s);

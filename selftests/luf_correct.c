@@ -322,6 +322,7 @@ struct rd_ctl {
 	struct rd_slot slot[NREADERS];
 	int n;
 	atomic_int stop, ready, err;
+	atomic_int pause, paused;	/* rd_pause() */
 	atomic_int published;
 	double t_pub;
 	struct rd_stats st[NREADERS];
@@ -374,6 +375,12 @@ static void rd_note(struct rd_stats *st, int kind, size_t i, uint64_t v)
 	st->first_val = v;
 }
 
+static inline bool rd_pausing(struct rd_ctl *c)
+{
+	return atomic_load_explicit(&c->pause, memory_order_acquire) &&
+	       !atomic_load_explicit(&c->stop, memory_order_relaxed);
+}
+
 static void *rd_fn(void *arg)
 {
 	struct rd_slot *slot = arg;
@@ -395,6 +402,13 @@ static void *rd_fn(void *arg)
 	prefault_stack(128 << 10);
 	rd_armed = 1;
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		if (rd_pausing(c)) {
+			atomic_fetch_add(&c->paused, 1);
+			while (rd_pausing(c))
+				;
+			atomic_fetch_sub(&c->paused, 1);
+			continue;
+		}
 		pub = atomic_load_explicit(&c->published, memory_order_acquire);
 		i = 0;
 		if (sigsetjmp(rd_env, 0)) {
@@ -514,6 +528,31 @@ static int rd_start(struct rd_ctl *c, const void *base, size_t words)
 	if (err)
 		rd_stop(c);
 	return err;
+}
+
+/*
+ * Hold every reader at the start of its next pass, off the mapping, until
+ * rd_resume(): it keeps running the test's mm in user mode and keeps the
+ * translations it cached until a flush takes them (not with a signal: x86
+ * signal delivery writes PKRU, and TCG flushes a vCPU's whole soft TLB on
+ * every PKRU change).  0 once all wait, or -ETIMEDOUT.
+ */
+static int rd_pause(struct rd_ctl *c)
+{
+	double t0 = luf_now();
+
+	atomic_store_explicit(&c->pause, 1, memory_order_release);
+	while (atomic_load(&c->paused) < c->n) {
+		if (luf_now() - t0 > 10)
+			return -ETIMEDOUT;
+		luf_msleep(1);
+	}
+	return 0;
+}
+
+static void rd_resume(struct rd_ctl *c)
+{
+	atomic_store_explicit(&c->pause, 0, memory_order_release);
 }
 
 static void rd_publish(struct rd_ctl *c)
