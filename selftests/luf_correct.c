@@ -58,6 +58,18 @@
  *	file mapping, never written, so its PTEs are read-only; after the
  *	deferral CPU 0 writes generation G+1 into every word (write faults),
  *	then publishes.  Oracle as for write.
+ *  swapin.anon.read_maps_writable (I2, a read fault that maps writable)
+ *	an anonymous page swapped in through the swap cache (read-only, the
+ *	swap entry shared with a child), deferred by MADV_PAGEOUT; the child
+ *	exits, and the parent's READ faults map fresh exclusive pages
+ *	writable (zram skips the swap cache); it writes G+1 without a fault
+ *	and publishes.  Oracle as for write.
+ *  steal.ext4_to_fuse.splice_move_then_write (I1/I2, a page that changes
+ *	owner without being freed; correct_steal.h)
+ *	deferred ext4 pages kept in the page cache by a pipe reference are
+ *	moved by splice(SPLICE_F_MOVE) into a FUSE file, which then writes
+ *	them; the ext4 readers must never see the FUSE data.
+ *  fault.* (correct_fault.h): a deferral inside the writer's own fault.
  *  lifecycle.disable_under_load (I5, disable)
  *	readers and a MADV_PAGEOUT loop run; echo 0 > enabled: right after,
  *	pending_folios == 0, held_pages == 0 and released_pages ==
