@@ -8,7 +8,8 @@
 #   /luf/run-tests.sh     scripts/guest/run-tests.sh
 #   /luf/demo.sh          scripts/guest/demo.sh
 #   /luf/bench.sh         scripts/guest/bench.sh
-#   /luf/*.ko             $LUF_OUT/*.ko (scripts/module.sh)
+#   /luf/*.ko             $LUF_OUT/*.ko (scripts/module.sh): luf.ko,
+#                         luf_kunit.ko, luf_notifier_test.ko (MMU_NOTIFIER)
 #   /luf/tests/, /luf/bin/, /luf/order   (scripts/selftests.sh)
 #   /luf/extra/<file>     scripts/initramfs.sh --extra FILE (repeatable)
 #   /luf/extra.args       scripts/initramfs.sh --args ARG... (one per line;

@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build luf.ko and luf_kunit.ko out of tree against the cached kernel
+# Build luf.ko, luf_kunit.ko and (with CONFIG_MMU_NOTIFIER) the test-only
+# luf_notifier_test.ko out of tree against the cached kernel
 # (make -C $KDIR M=$LUF_TOP W=1).  Any warning fails the build.  The modules
 # are copied to $LUF_OUT/.  A missing luf_kunit.ko is reported, not fatal here:
-# the guest then reports KUnit as failed.
+# the guest then reports KUnit as failed.  A kernel with MMU_NOTIFIER must
+# produce luf_notifier_test.ko (selftests/luf_notifier.c needs it).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -16,7 +18,7 @@ kdir=$(need_kdir)
 
 mkdir -p "$LUF_OUT"
 blog=$LUF_OUT/module-build.log
-rm -f "$LUF_OUT/luf.ko" "$LUF_OUT/luf_kunit.ko"
+rm -f "$LUF_OUT/luf.ko" "$LUF_OUT/luf_kunit.ko" "$LUF_OUT/luf_notifier_test.ko"
 
 case $LUF_ARCH in
 x86_64) kargs=(ARCH=x86); cross= ;;
@@ -49,5 +51,13 @@ if grep -q 'luf_kunit' "$LUF_TOP/modules.order" 2>/dev/null && [ -f "$LUF_TOP/lu
 	built="$built luf_kunit.ko"
 else
 	log "WARNING: luf_kunit.ko was not produced; KUnit will be reported as failed"
+fi
+if grep -qx 'CONFIG_MMU_NOTIFIER=y' "$kdir/.config"; then
+	if ! grep -q 'luf_notifier_test' "$LUF_TOP/modules.order" 2>/dev/null ||
+	   [ ! -f "$LUF_TOP/luf_notifier_test.ko" ]; then
+		die "the kernel has CONFIG_MMU_NOTIFIER but luf_notifier_test.ko was not produced (check Kbuild)"
+	fi
+	cp "$LUF_TOP/luf_notifier_test.ko" "$LUF_OUT/"
+	built="$built luf_notifier_test.ko"
 fi
 log "built $built in $(( $(date +%s) - start ))s"

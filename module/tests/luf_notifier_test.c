@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_notifier_test: test-only recorder of secondary-TLB invalidations.
+ *
+ * A device that shares a process address space (SMMU SVA) caches
+ * translations in its own TLB, which the core invalidates through
+ * mmu_notifier_arch_invalidate_secondary_tlbs().  LUF may defer the CPU
+ * TLB flush of a read-only unmap, but never this one: the device must hear
+ * of every unmapped page before the page can be reused (invariant I4b).
+ * This module stands in for such a device.  It registers an mmu_notifier
+ * with only .arch_invalidate_secondary_tlbs on the mm of the task that
+ * asks for it and records every range it is told about, so that a
+ * selftest can check that each page whose unmap was deferred was reported
+ * while the page was still held back.
+ *
+ * /sys/kernel/debug/luf_notifier_test/ctl (root only):
+ *   write "start"  register on the writer's mm and forget earlier records
+ *                  (-EBUSY if already registered)
+ *   write "stop"   unregister (-EINVAL if not registered)
+ *   read           "active <0|1>", "calls <n>", "dropped <n>",
+ *                  "ranges <n>", then one "<start> <end>" line (hex,
+ *                  [start, end)) per recorded range, oldest first.  A call
+ *                  with the same range as the one recorded last is only
+ *                  counted in calls; a call that finds the table full is
+ *                  counted in dropped.  Full-range calls (x86 sends
+ *                  0..ffffffffffffffff) are recorded as they come.
+ * Anything else written fails with -EINVAL.  Unloading unregisters.
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/mm_types.h>
+#include <linux/mmu_notifier.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#define LNT_MAX_RANGES	1024
+
+struct lnt_range {
+	unsigned long start;
+	unsigned long end;
+};
+
+/* Serialises start, stop and reads */
+static DEFINE_MUTEX(lnt_lock);
+/* Serialises recording; taken by the notifier in any context */
+static DEFINE_SPINLOCK(lnt_rec_lock);
+static struct mmu_notifier lnt_mn;
+static bool lnt_active;
+/*
+ * Entries below lnt_nr never change while the notifier is registered:
+ * readers load lnt_nr with acquire and read them without lnt_rec_lock.
+ */
+static unsigned int lnt_nr;
+static unsigned long lnt_calls, lnt_dropped;
+static struct lnt_range lnt_ranges[LNT_MAX_RANGES];
+static struct dentry *lnt_dir;
+
+static void lnt_invalidate_secondary_tlbs(struct mmu_notifier *mn,
+					  struct mm_struct *mm,
+					  unsigned long start,
+					  unsigned long end)
+{
+	struct lnt_range *last;
+	unsigned long flags;
+	unsigned int nr;
+
+	spin_lock_irqsave(&lnt_rec_lock, flags);
+	lnt_calls++;
+	nr = lnt_nr;
+	last = nr ? &lnt_ranges[nr - 1] : NULL;
+	if (last && last->start == start && last->end == end)
+		goto out;
+	if (nr == LNT_MAX_RANGES) {
+		lnt_dropped++;
+		goto out;
+	}
+	lnt_ranges[nr].start = start;
+	lnt_ranges[nr].end = end;
+	/* Pairs with smp_load_acquire() in lnt_ctl_show() */
+	smp_store_release(&lnt_nr, nr + 1);
+out:
+	spin_unlock_irqrestore(&lnt_rec_lock, flags);
+}
+
+static const struct mmu_notifier_ops lnt_mn_ops = {
+	.arch_invalidate_secondary_tlbs = lnt_invalidate_secondary_tlbs,
+};
+
+/* Called with lnt_lock held */
+static int lnt_start(void)
+{
+	unsigned long flags;
+	int ret;
+
+	if (lnt_active)
+		return -EBUSY;
+	if (!current->mm)
+		return -EINVAL;
+	spin_lock_irqsave(&lnt_rec_lock, flags);
+	lnt_nr = 0;
+	lnt_calls = 0;
+	lnt_dropped = 0;
+	spin_unlock_irqrestore(&lnt_rec_lock, flags);
+	memset(&lnt_mn, 0, sizeof(lnt_mn));
+	lnt_mn.ops = &lnt_mn_ops;
+	/* Takes a reference on the mm_struct, dropped by the unregister */
+	ret = mmu_notifier_register(&lnt_mn, current->mm);
+	if (!ret)
+		lnt_active = true;
+	return ret;
+}
+
+/* Called with lnt_lock held */
+static void lnt_unregister(void)
+{
+	/* Waits for running callbacks, then drops the mm_struct reference */
+	mmu_notifier_unregister(&lnt_mn, lnt_mn.mm);
+	lnt_active = false;
+}
+
+static ssize_t lnt_ctl_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	char buf[8];
+	int ret;
+
+	if (!count || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+
+	mutex_lock(&lnt_lock);
+	if (sysfs_streq(buf, "start")) {
+		ret = lnt_start();
+	} else if (sysfs_streq(buf, "stop")) {
+		ret = lnt_active ? 0 : -EINVAL;
+		if (!ret)
+			lnt_unregister();
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&lnt_lock);
+	return ret ? ret : count;
+}
+
+static int lnt_ctl_show(struct seq_file *m, void *v)
+{
+	unsigned long calls, dropped, flags;
+	unsigned int nr, i;
+
+	mutex_lock(&lnt_lock);
+	spin_lock_irqsave(&lnt_rec_lock, flags);
+	calls = lnt_calls;
+	dropped = lnt_dropped;
+	spin_unlock_irqrestore(&lnt_rec_lock, flags);
+	/* Pairs with smp_store_release() in lnt_invalidate_secondary_tlbs() */
+	nr = smp_load_acquire(&lnt_nr);
+	seq_printf(m, "active %d\ncalls %lu\ndropped %lu\nranges %u\n",
+		   lnt_active, calls, dropped, nr);
+	for (i = 0; i < nr; i++)
+		seq_printf(m, "%lx %lx\n", lnt_ranges[i].start,
+			   lnt_ranges[i].end);
+	mutex_unlock(&lnt_lock);
+	return 0;
+}
+
+static int lnt_ctl_open(struct inode *inode, struct file *file)
+{
+	return single_open_size(file, lnt_ctl_show, NULL,
+				(LNT_MAX_RANGES + 4) * 40);
+}
+
+static const struct file_operations lnt_ctl_fops = {
+	.owner = THIS_MODULE,
+	.open = lnt_ctl_open,
+	.read = seq_read,
+	.write = lnt_ctl_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+static int __init lnt_init(void)
+{
+	lnt_dir = debugfs_create_dir("luf_notifier_test", NULL);
+	if (IS_ERR(lnt_dir))
+		return PTR_ERR(lnt_dir);
+	debugfs_create_file("ctl", 0600, lnt_dir, NULL, &lnt_ctl_fops);
+	return 0;
+}
+
+static void __exit lnt_exit(void)
+{
+	/* Waits for readers and writers of ctl */
+	debugfs_remove_recursive(lnt_dir);
+	mutex_lock(&lnt_lock);
+	if (lnt_active)
+		lnt_unregister();
+	mutex_unlock(&lnt_lock);
+}
+
+module_init(lnt_init);
+module_exit(lnt_exit);
+MODULE_DESCRIPTION("luf test only: record secondary TLB invalidations of one mm");
+MODULE_LICENSE("GPL");
