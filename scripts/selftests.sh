@@ -7,6 +7,7 @@
 #   selftests/*.sh    copied as they are (lib*.sh and _*.sh are helpers)
 #   selftests/order   optional: test names in the order the guest runs them
 #   selftests/order-* other run lists (order-mt: the multi-threaded TCG pass)
+#                     (in both, a line ending in "[x86_64]" runs on x86_64 only)
 # Tests land in $LUF_OUT/tests/, the tools listed in LUF_GUEST_TOOLS
 # (lib.sh) in $LUF_OUT/bin/.  A program is rebuilt only when it is older than
 # its source, a lib*.c, a header or this script.
@@ -98,8 +99,18 @@ for f in "$src"/*.sh; do
 	install -m 0755 "$f" "$tests/${f##*/}"
 done
 rm -f "$LUF_OUT/order" "$LUF_OUT"/order-*
+# A line ending in "[ARCH ...]" runs only on those architectures.
 for f in "$src"/order "$src"/order-*; do
-	[ -f "$f" ] && cp "$f" "$LUF_OUT/${f##*/}"
+	[ -f "$f" ] || continue
+	awk -v arch="$LUF_ARCH" '
+	match($0, /[ \t]*\[[^]]*\][ \t]*$/) {
+		archs = " " substr($0, RSTART, RLENGTH) " "
+		gsub(/[][]/, " ", archs)
+		if (index(archs, " " arch " ") == 0)
+			next
+		$0 = substr($0, 1, RSTART - 1)
+	}
+	{ print }' "$f" > "$LUF_OUT/${f##*/}"
 done
 
 ntests=$(find "$tests" -maxdepth 1 -type f | wc -l)

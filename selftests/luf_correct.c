@@ -1741,7 +1741,9 @@ FIXTURE_VARIANT(swapin) {
 	int brk;
 };
 
-FIXTURE_VARIANT_ADD(swapin, anon) { .brk = 3 };
+/* arm64: the first write to the clean writable PTE faults (no hardware
+ * dirty bit here) and __ptep_set_access_flags() flushes it: no broken mode */
+FIXTURE_VARIANT_ADD(swapin, anon) { .brk = UPGRADE_BRK };
 
 FIXTURE_SETUP(swapin)
 {
