@@ -198,12 +198,12 @@ int luf_load(const char *params)
 	return ret ? -err : 0;
 }
 
-int luf_unload(void)
+int module_unload(const char *name)
 {
-	int i, err;
+	int i, err = 0;
 
 	for (i = 0; i < 200; i++) {
-		if (!syscall(SYS_delete_module, LUF_MODNAME, O_NONBLOCK))
+		if (!syscall(SYS_delete_module, name, O_NONBLOCK))
 			return 0;
 		err = errno;
 		if (err != EAGAIN && err != EBUSY)
@@ -211,6 +211,11 @@ int luf_unload(void)
 		luf_msleep(50);
 	}
 	return -err;
+}
+
+int luf_unload(void)
+{
+	return module_unload(LUF_MODNAME);
 }
 
 int luf_ensure_unloaded(void)
@@ -345,6 +350,20 @@ int luf_counter_read(const char *name, uint64_t *val)
 
 	snprintf(path, sizeof(path), "%s/%s", LUF_DEBUGFS_DIR, name);
 	return read_u64_strict(path, val);
+}
+
+int luf_counter_read_list(const char *const *names, uint64_t *const *vals,
+			  size_t n)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = luf_counter_read(names[i], vals[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int luf_counters_read(struct luf_counters *c)

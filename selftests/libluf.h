@@ -44,6 +44,8 @@ bool luf_is_loaded(void);
 /* finit_module(2) of luf_ko_path() with @params ("" for none). */
 int luf_load(const char *params);
 /* delete_module(2) "luf"; retries while the module is busy (<= ~10 s). */
+/* delete_module(@name), retrying while it is busy; 0 or -errno */
+int module_unload(const char *name);
 int luf_unload(void);
 /* Unload if loaded; 0 when the module is gone afterwards. */
 int luf_ensure_unloaded(void);
@@ -108,6 +110,9 @@ struct luf_counters {
 /* Name of counter file @i (0 <= i < LUF_NR_COUNTER_FILES), into @buf. */
 void luf_counter_file_name(int i, char *buf, size_t len);
 int luf_counter_read(const char *name, uint64_t *val);
+/* luf_counter_read() of each of @names into *@vals[i]; 0 or -errno */
+int luf_counter_read_list(const char *const *names, uint64_t *const *vals,
+			  size_t n);
 int luf_counters_read(struct luf_counters *c);
 /* Re-read until two consecutive snapshots agree (quiescent system). */
 int luf_counters_read_stable(struct luf_counters *c);

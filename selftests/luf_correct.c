@@ -657,15 +657,8 @@ static int ev_read(struct ev *e)
 		&e->pending, &e->flushes, &e->fc, &e->wf, &e->timer, &e->disable,
 		&e->rel_zone_low, &e->rel_shrinker, &e->retained,
 	};
-	size_t i;
-	int err;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		err = luf_counter_read(names[i], v[i]);
-		if (err)
-			return err;
-	}
-	return 0;
+	return luf_counter_read_list(names, v, sizeof(names) / sizeof(names[0]));
 }
 
 static void ev_log(const char *what, const struct ev *e)

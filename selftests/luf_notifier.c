@@ -139,19 +139,9 @@ static int nt_load(void)
 
 static int nt_unload(void)
 {
-	int i, err = 0;
-
 	if (!nt_is_loaded())
 		return 0;
-	for (i = 0; i < 200; i++) {
-		if (!syscall(SYS_delete_module, NT_MODNAME, O_NONBLOCK))
-			return 0;
-		err = errno;
-		if (err != EAGAIN && err != EBUSY)
-			return -err;
-		luf_msleep(50);
-	}
-	return -err;
+	return module_unload(NT_MODNAME);
 }
 
 static int nt_ctl(const char *cmd)

@@ -115,15 +115,8 @@ static int ev_read(struct ev *e)
 		&e->deferred, &e->held, &e->held_total, &e->released,
 		&e->rel_isolate,
 	};
-	size_t i;
-	int err;
 
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		err = luf_counter_read(names[i], v[i]);
-		if (err)
-			return err;
-	}
-	return 0;
+	return luf_counter_read_list(names, v, ARRAY_SIZE(names));
 }
 
 static void ev_log(const char *what, const struct ev *e)
