@@ -93,9 +93,10 @@ arm64) cold="~21 min" ;;
 esac
 log "building $LUF_ARCH kernel with $LUF_JOBS jobs (cold: $cold on 2 cores)"
 start=$(date +%s)
-( while sleep 60; do log "  ... building, $(( ($(date +%s) - start) / 60 )) min"; done ) &
+( exec 9>&-; while sleep 60; do log "  ... building, $(( ($(date +%s) - start) / 60 )) min"; done ) &
 ticker=$!
 trap 'kill $ticker 2>/dev/null || true' EXIT
+trap 'exit 1' INT TERM
 if ! kmake -j"$LUF_JOBS" $(basename $image) modules > "$tree/build.log" 2>&1; then
 	tail -40 "$tree/build.log" >&2
 	die "kernel build failed, log: $tree/build.log"
