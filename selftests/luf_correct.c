@@ -70,6 +70,9 @@
  *	moved by splice(SPLICE_F_MOVE) into a FUSE file, which then writes
  *	them; the ext4 readers must never see the FUSE data.
  *  fault.* (correct_fault.h): a deferral inside the writer's own fault.
+ *  forcewrite.*, uffdmove.*, dio.* (correct_review.h): changes that take
+ *	no fault: a FOLL_FORCE write into a MIGRC destination, UFFDIO_MOVE
+ *	of deferred swap entries, a direct write under an emptied page cache.
  *  lifecycle.disable_under_load (I5, disable)
  *	readers and a MADV_PAGEOUT loop run; echo 0 > enabled: right after,
  *	pending_folios == 0, held_pages == 0 and released_pages ==
@@ -1866,6 +1869,7 @@ TEST_F_TIMEOUT(swapin, read_maps_writable, 300)
 
 #include "correct_fault.h"
 #include "correct_steal.h"
+#include "correct_review.h"
 
 /* ---- e, f. disable and rmmod under load ----------------------------- */
 
@@ -2517,11 +2521,12 @@ int main(int argc, char **argv)
 		static char *keep_av[] = { "luf_correct", "-f", "reuse", "-f",
 					   "write", "-f", "unmap", "-f", "cow",
 					   "-f", "swapin", "-f", "fault", "-f",
-					   "steal", "-r",
+					   "steal", "-f", "forcewrite", "-f",
+					   "uffdmove", "-f", "dio", "-r",
 					   "lifecycle.disable_under_load", NULL };
 
 		av = keep_av;
-		ac = 17;
+		ac = 23;
 	}
 	/* across the u32 wrap: the tests that cycle through generations */
 	if (g_gen_start && !g_break && argc == 1) {

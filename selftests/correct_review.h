@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * luf_correct, included by luf_correct.c after the steal fixture: three
+ * changes that take no fault, from the review of the hooks.
+ *
+ *  forcewrite.anon_migrate.proc_mem_write (I2)
+ *	A private anonymous mapping, written, MADV_FREE (clean, exclusive),
+ *	mprotect(PROT_READ) (VM_MAYWRITE stays); MIGRC defers the flush and
+ *	remove_migration_pte() maps the new copy read-only.  pwrite(2) of
+ *	G+1 to /proc/self/mem is a FOLL_FORCE write: GUP writes the
+ *	exclusive page through its read-only PTE, and no fault follows.
+ *	Only the write_fault hook in follow_page_pte() flushes (brk 3).
+ *  uffdmove.anon_swap.move_then_write (I3: the source of a move is empty)
+ *	S gets read-only, clean, exclusive PTEs (uffd write-protect, swap
+ *	out, read fault); MADV_PAGEOUT (zram) defers their flush.
+ *	UFFDIO_MOVE moves the swap entries to D, another VMA with another
+ *	anon_vma (move_swap_pte() does not flush_tlb_batched_pending()),
+ *	and D is written.  S must read zero, as on stock: the write_fault
+ *	hook at move_pages() flushes our mm whatever key D has (brk 3).
+ *  dio.ext4.write_in_flight (I2)
+ *	A child's O_DIRECT pwrite(2) of G+1 waits in GUP for a buffer that
+ *	its userfaultfd holds back, after the first invalidation; the
+ *	readers fault G in from the disk, MADV_PAGEOUT defers and evicts;
+ *	the write completes on an empty page cache, which skips
+ *	invalidate_inode_pages2_range(): only file_change in
+ *	kiocb_invalidate_post_direct_write() flushes (brk 2).  The writer
+ *	is another process: its faults and UFFDIO_COPY reach write_fault,
+ *	which flushes the writer's mm, not ours.
+ *
+ * Oracle as for write (uffdmove: the new content is zero).
+ */
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+
+/* 6.8 UAPI, missing from older userspace headers */
+#ifndef UFFDIO_MOVE
+#define UFFD_FEATURE_MOVE	(1 << 16)
+#define _UFFDIO_MOVE		0x05
+struct uffdio_move {
+	__u64 dst, src, len, mode;
+	__s64 move;
+};
+#define UFFDIO_MOVE	_IOWR(UFFDIO, _UFFDIO_MOVE, struct uffdio_move)
+#endif
+
+/* Readers that see G until the publication, then G+1 */
+static struct rd_ctl *review_rd(struct oracle *o, unsigned int gen)
+{
+	struct rd_ctl *rd = o->rd = rd_alloc();
+
+	if (rd) {
+		rd->mode = RD_CONTENT;
+		rd->old_gen = gen;
+		rd->new_gen = gen + 1;
+	}
+	return rd;
+}
+
+static int uffd_register(int uffd, void *addr, size_t len, uint64_t mode)
+{
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)addr, .len = len }, .mode = mode,
+	};
+
+	return ioctl(uffd, UFFDIO_REGISTER, &reg) ? -errno : 0;
+}
+
+/* ---- forcewrite ------------------------------------------------------ */
+
+FIXTURE(forcewrite) {
+	struct oracle o;
+};
+
+FIXTURE_VARIANT(forcewrite) {
+	int brk;
+};
+
+FIXTURE_VARIANT_ADD(forcewrite, anon_migrate) { .brk = 3 };
+
+FIXTURE_SETUP(forcewrite)
+{
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR,
+		     BY_MIGRATION);
+}
+
+FIXTURE_TEARDOWN(forcewrite)
+{
+	oracle_release(&self->o);
+	module_done();
+}
+
+static void forcewrite_once(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(forcewrite) *self,
+			    const FIXTURE_VARIANT(forcewrite) *variant,
+			    struct rd_sum *s)
+{
+	size_t size = NPAGES * ps, words = size / 8, i;
+	unsigned int gen = first_gen();
+	uint64_t *w, *buf, *back;
+	struct ev e0, e1, e2;
+	struct rd_ctl *rd;
+	int err, memfd;
+	ssize_t n;
+
+	(void)variant;
+	rd = review_rd(&self->o, gen);
+	ASSERT_NE(NULL, rd);
+	/* G+1, then what /proc/self/mem reads back */
+	buf = anon_buf(2 * size);
+	ASSERT_NE(NULL, buf);
+	back = buf + words;
+	for (i = 0; i < words; i++)
+		buf[i] = word(i, gen + 1);
+	memfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, memfd) TH_LOG("/proc/self/mem: %s", strerror(errno));
+	prefault_stack(256 << 10);
+	cow_break_all();
+	w = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	self->o.map = w;
+	self->o.f.size = size;	/* for oracle_release() */
+	madvise(w, size, MADV_NOHUGEPAGE);
+	for (i = 0; i < words; i++)
+		w[i] = word(i, gen);
+	/* clean and still exclusive, then read-only (VM_MAYWRITE stays) */
+	ASSERT_EQ(0, madvise(w, size, MADV_FREE));
+	ASSERT_EQ(0, mprotect(w, size, PROT_READ));
+	err = rd_start(rd, w, words);
+	ASSERT_EQ(0, err) TH_LOG("readers: %s", strerror(-err));
+
+	make_deferred(_metadata, BY_MIGRATION, w, size, &e0, &e1, false);
+	n = pwrite(memfd, buf, size, (off_t)(uintptr_t)w);
+	err = errno;
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the forced write", s);
+	ASSERT_EQ((ssize_t)size, n)
+		TH_LOG("pwrite /proc/self/mem: %s", n < 0 ? strerror(err) : "short");
+	/* through the page tables: the write went into the mapped copy */
+	ASSERT_EQ((ssize_t)size, pread(memfd, back, size, (off_t)(uintptr_t)w));
+	ASSERT_EQ(0, memcmp(back, buf, size))
+		TH_LOG("the mapping does not hold the forced write");
+	close(memfd);
+	munmap(buf, 2 * size);
+	oracle_release(&self->o);
+}
+
+TEST_F_TIMEOUT(forcewrite, proc_mem_write, 300)
+{
+	RUN_ATTEMPTS(forcewrite_once, s.stale + s.corrupt,
+		     "reader read the old page after the forced write");
+}
+
+/* ---- uffdmove -------------------------------------------------------- */
+
+FIXTURE(uffdmove) {
+	struct oracle o;	/* o.map: gap, S, gap, D, gap (PROT_NONE) */
+	int uffd, pagemap;
+	bool swapon;
+};
+
+FIXTURE_VARIANT(uffdmove) {
+	int brk;
+};
+
+FIXTURE_VARIANT_ADD(uffdmove, anon_swap) { .brk = 3 };
+
+/* the gaps: no VMA merges, S and D get anon_vmas of their own */
+#define UM_AREA		(5 * NPAGES * ps)
+
+static void uffdmove_release(FIXTURE_DATA(uffdmove) *self)
+{
+	oracle_release(&self->o);
+	if (self->uffd >= 0)
+		close(self->uffd);
+	self->uffd = -1;
+}
+
+FIXTURE_SETUP(uffdmove)
+{
+	self->uffd = self->pagemap = -1;
+	self->swapon = false;
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
+	if (_metadata->exit_code)
+		return;
+	self->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->pagemap);
+	if (!path_exists(LUF_SWAP_DEV))
+		SKIP(return, "no swap device %s", LUF_SWAP_DEV);
+	ASSERT_EQ(0, swapon(LUF_SWAP_DEV, 0))
+		TH_LOG("swapon %s: %s", LUF_SWAP_DEV, strerror(errno));
+	self->swapon = true;
+}
+
+FIXTURE_TEARDOWN(uffdmove)
+{
+	uffdmove_release(self);
+	if (self->pagemap >= 0)
+		close(self->pagemap);
+	if (self->swapon && swapoff(LUF_SWAP_DEV))
+		TH_LOG("swapoff %s: %s", LUF_SWAP_DEV, strerror(errno));
+	module_done();
+}
+
+static void uffdmove_once(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(uffdmove) *self,
+			  const FIXTURE_VARIANT(uffdmove) *variant,
+			  struct rd_sum *s)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_MOVE };
+	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	size_t size = NPAGES * ps, words = size / 8, i;
+	unsigned int gen = first_gen();
+	struct uffdio_move mv = { 0 };
+	uint64_t pm[5 * NPAGES], sum = 0;
+	volatile uint64_t *S, *D;
+	struct ev e0, e1, e2;
+	int err, mv_err;
+	struct rd_ctl *rd;
+	ssize_t pm_len;
+	char *area;
+
+	(void)variant;
+	rd = review_rd(&self->o, gen);
+	ASSERT_NE(NULL, rd);
+	rd->zlo = 0;		/* once published, S reads zero */
+	rd->zhi = words;
+	self->uffd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	ASSERT_LE(0, self->uffd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_API, &api))
+		TH_LOG("UFFDIO_API with UFFD_FEATURE_MOVE: %s", strerror(errno));
+	prefault_stack(256 << 10);
+	/* before S and D exist: it would write S and populate D */
+	cow_break_all();
+	area = mmap(NULL, UM_AREA, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	self->o.map = area;
+	self->o.f.size = UM_AREA;	/* for oracle_release() */
+	S = (uint64_t *)(area + size);
+	D = (uint64_t *)(area + 3 * size);
+	ASSERT_EQ(0, mprotect((void *)S, size, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, mprotect((void *)D, size, PROT_READ | PROT_WRITE));
+	for (i = 0; i < words; i++)
+		S[i] = word(i, gen);
+	/*
+	 * Read-only, clean and exclusive in a VM_WRITE VMA (UFFDIO_MOVE
+	 * wants both): write-protected, swapped out while dirty (flushed at
+	 * once), swapped in by a read (the uffd-wp bit keeps it read-only).
+	 */
+	err = uffd_register(self->uffd, (void *)S, size, UFFDIO_REGISTER_MODE_WP);
+	ASSERT_EQ(0, err) TH_LOG("register S for write-protect: %s", strerror(-err));
+	wp.range.start = (uintptr_t)S;
+	wp.range.len = size;
+	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_WRITEPROTECT, &wp));
+	ASSERT_EQ(0, madvise((void *)S, size, MADV_PAGEOUT));
+	for (i = 0; i < words; i += ps / 8)
+		sum += S[i];
+	ASSERT_NE((uint64_t)0, sum);
+	err = uffd_register(self->uffd, (void *)D, size, UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_EQ(0, err) TH_LOG("register D: %s", strerror(-err));
+	err = rd_start(rd, (void *)S, words);
+	ASSERT_EQ(0, err) TH_LOG("readers: %s", strerror(-err));
+
+	make_deferred(_metadata, BY_PAGEOUT, (void *)S, size, &e0, &e1, false);
+	mv.dst = (uintptr_t)D;
+	mv.src = (uintptr_t)S;
+	mv.len = size;
+	mv_err = ioctl(self->uffd, UFFDIO_MOVE, &mv) ? errno : 0;
+	pm_len = pread(self->pagemap, pm, sizeof(pm), (uintptr_t)area / ps * 8);
+	/*
+	 * The data lives at D now: it changes there.  Written, not read
+	 * first: a read maps the swapped-in page writable but clean, and on
+	 * arm64 without hardware dirty bits the write then faults again and
+	 * flushes that address (__ptep_set_access_flags()), which QEMU TCG
+	 * widens to the whole TLB.
+	 */
+	for (i = 0; i < words; i++)
+		D[i] = word(i, gen + 1);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the move and the writes", s);
+	ASSERT_EQ(0, mv_err) TH_LOG("UFFDIO_MOVE: %s (moved %lld)",
+				    strerror(mv_err), (long long)mv.move);
+	ASSERT_EQ((long long)size, (long long)mv.move);
+	/*
+	 * Right after the move: no swap entry (pagemap bit 62) left at S, D
+	 * has the swap entries (or present pages, had a reader swapped S in)
+	 */
+	ASSERT_EQ((ssize_t)sizeof(pm), pm_len);
+	for (i = 0; i < NPAGES; i++) {
+		ASSERT_EQ(0ULL, pm[NPAGES + i] >> 62 & 1) TH_LOG("S page %zu", i);
+		ASSERT_NE(0ULL, pm[3 * NPAGES + i] >> 62) TH_LOG("D page %zu", i);
+	}
+	uffdmove_release(self);
+}
+
+TEST_F_TIMEOUT(uffdmove, move_then_write, 300)
+{
+	RUN_ATTEMPTS(uffdmove_once, s.stale + s.corrupt,
+		     "reader read the moved-away data at the source");
+}
+
+/* ---- dio ------------------------------------------------------------- */
+
+FIXTURE(dio) {
+	struct oracle o;
+	pid_t child;
+	int go, st;		/* pipes to and from the child: our ends */
+};
+
+FIXTURE_VARIANT(dio) {
+	int brk;
+	const char *dir;
+};
+
+FIXTURE_VARIANT_ADD(dio, ext4) { .brk = 2, .dir = LUF_EXT4_DIR };
+
+static void dio_release(FIXTURE_DATA(dio) *self)
+{
+	int st;
+
+	if (self->go >= 0)
+		close(self->go);	/* the child ends */
+	if (self->st >= 0)
+		close(self->st);
+	self->go = self->st = -1;
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, &st, 0);
+	}
+	self->child = -1;
+	oracle_release(&self->o);
+}
+
+FIXTURE_SETUP(dio)
+{
+	self->child = -1;
+	self->go = self->st = -1;
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT);
+}
+
+FIXTURE_TEARDOWN(dio)
+{
+	dio_release(self);
+	module_done();
+}
+
+/* The child's write (only the child uses it) */
+static struct {
+	int fd, go, st;
+	void *buf;
+	size_t len;
+} dio_w;
+
+/*
+ * The write, its result to dio_w.st; then wait for the end of the test:
+ * exiting would unmap this thread's stack and the child's mm, and arm64
+ * QEMU TCG keeps no ASIDs in its TLB, so that flush would take the
+ * readers' stale entries with it.
+ */
+static void *dio_writer(void *arg)
+{
+	ssize_t ret = pwrite(dio_w.fd, dio_w.buf, dio_w.len, 0);
+	char c;
+
+	(void)arg;
+	if (ret < 0)
+		ret = -errno;
+	if (write(dio_w.st, &ret, sizeof(ret)) == sizeof(ret))
+		while (read(dio_w.go, &c, 1) > 0)
+			;
+	return NULL;
+}
+
+/*
+ * The child: an O_DIRECT write of generation @gen to @path from a buffer
+ * that its userfaultfd holds back (not UFFD_USER_MODE_ONLY: GUP faults in
+ * the kernel).  'f' to @st once the write waits for it, the fault resolved
+ * when a byte comes from @go; the child ends when @go is closed.
+ */
+static int dio_child(const char *path, size_t size, unsigned int gen, int go,
+		     int st)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_copy cp = { .len = size };
+	struct uffd_msg msg;
+	uint64_t *src;
+	pthread_t th;
+	int uffd;
+	char c;
+
+	dio_w.go = go;
+	dio_w.st = st;
+	dio_w.len = size;
+	dio_w.fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	src = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (dio_w.fd < 0 || src == MAP_FAILED || uffd < 0 ||
+	    ioctl(uffd, UFFDIO_API, &api))
+		return 2;
+	for (size_t i = 0; i < size / 8; i++)
+		src[i] = word(i, gen);
+	dio_w.buf = (char *)src + size;
+	if (uffd_register(uffd, dio_w.buf, size, UFFDIO_REGISTER_MODE_MISSING) ||
+	    pthread_create(&th, NULL, dio_writer, NULL))
+		return 3;
+	if (read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT || write(st, "f", 1) != 1 ||
+	    read(go, &c, 1) != 1)
+		return 4;
+	cp.dst = (uintptr_t)dio_w.buf;
+	cp.src = (uintptr_t)src;
+	if (ioctl(uffd, UFFDIO_COPY, &cp))
+		return 5;
+	pthread_join(th, NULL);
+	return 0;
+}
+
+static void dio_once(struct __test_metadata *_metadata, FIXTURE_DATA(dio) *self,
+		     const FIXTURE_VARIANT(dio) *variant, struct rd_sum *s)
+{
+	size_t size = NPAGES * ps, words = size / 8, i;
+	unsigned int gen = first_gen(), cached = 0;
+	unsigned char vec[NPAGES];
+	int err, go[2], st[2];
+	struct ev e0, e1, e2;
+	struct rd_ctl *rd;
+	uint64_t v = 0;
+	ssize_t ret;
+	char c = 0;
+
+	err = tfile_create(&self->o.f, variant->dir, "dio", NPAGES, gen);
+	ASSERT_EQ(0, err) TH_LOG("test file: %s", strerror(-err));
+	/* not touched before the write is in flight */
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	self->go = go[1];
+	ASSERT_EQ(0, pipe2(st, O_CLOEXEC));
+	self->st = st[0];
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child)
+		_exit(dio_child(self->o.f.path, size, gen + 1, go[0], st[1]));
+	close(go[0]);
+	close(st[1]);
+	/* the write invalidated the page cache and waits for its buffer */
+	ASSERT_EQ((ssize_t)1, read(self->st, &c, 1)) TH_LOG("the writer failed");
+	rd = review_rd(&self->o, gen);
+	ASSERT_NE(NULL, rd);
+	/* the fork made our private pages copy-on-write */
+	prefault_stack(256 << 10);
+	cow_break_all();
+	/*
+	 * G from the disk, faulted in on CPU 0: MADV_PAGEOUT drains CPU 0's
+	 * LRU batches only, and cannot isolate a page still in a reader's
+	 */
+	for (i = 0; i < words; i += ps / 8)
+		v += ((volatile uint64_t *)self->o.map)[i];
+	err = rd_start(rd, self->o.map, words);
+	ASSERT_EQ(0, err) TH_LOG("readers: %s", strerror(-err));
+
+	make_deferred(_metadata, BY_PAGEOUT, self->o.map, size, &e0, &e1, false);
+	err = mincore(self->o.map, size, vec) ? -errno : 0;
+	if (write(self->go, "g", 1) != 1 ||
+	    read(self->st, &ret, sizeof(ret)) != sizeof(ret))
+		ret = -EPIPE;
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the direct write", s);
+	ASSERT_EQ(0, err);
+	for (i = 0; i < NPAGES; i++)
+		cached += vec[i] & 1;
+	note("page cache during the write: %u of %d pages\n", cached, NPAGES);
+	ASSERT_EQ((ssize_t)size, ret) TH_LOG("O_DIRECT write: %s", ret < 0 ?
+					     strerror((int)-ret) : "short");
+	ASSERT_EQ((ssize_t)sizeof(v), pread(self->o.f.fd, &v, sizeof(v), 0));
+	ASSERT_EQ(word(0, gen + 1), v) TH_LOG("the file did not change");
+	dio_release(self);
+}
+
+TEST_F_TIMEOUT(dio, write_in_flight, 300)
+{
+	RUN_ATTEMPTS(dio_once, s.stale + s.corrupt,
+		     "reader read the old blocks after the direct write");
+}
