@@ -154,10 +154,15 @@ static inline bool luf_gen_covers(u32 rec, u32 gen, u32 now)
 	return rec && !luf_gen_after(gen, rec) && now - rec < LUF_GEN_HORIZON;
 }
 
-/* Is generation @gen still waiting for its flush, with @done flushed? */
+/*
+ * Is generation @gen still waiting for its flush, with @done flushed?
+ * @now: luf_ugen, read without ordering against @gen, so it may be older
+ * than @gen: a generation ahead of @now is pending, never "too old".
+ */
 static inline bool luf_gen_pending(u32 gen, u32 done, u32 now)
 {
-	return luf_gen_after(gen, done) && now - gen < LUF_GEN_HORIZON;
+	return luf_gen_after(gen, done) &&
+	       (s32)(now - gen) < (s32)LUF_GEN_HORIZON;
 }
 
 /*

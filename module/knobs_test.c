@@ -158,6 +158,9 @@ static void luf_gen_cover(struct kunit *test)
 static void luf_gen_pend(struct kunit *test)
 {
 	KUNIT_EXPECT_TRUE(test, luf_gen_pending(5, 4, 6));
+	/* @now read before a newer deferral: still pending, not too old */
+	KUNIT_EXPECT_TRUE(test, luf_gen_pending(7, 4, 6));
+	KUNIT_EXPECT_TRUE(test, luf_gen_pending(1, U32_MAX - 1, U32_MAX));
 	KUNIT_EXPECT_FALSE(test, luf_gen_pending(4, 4, 6));
 	KUNIT_EXPECT_FALSE(test, luf_gen_pending(3, 4, 6));
 	KUNIT_EXPECT_TRUE(test, luf_gen_pending(1, U32_MAX, 2));

@@ -160,8 +160,13 @@ static bool luf_hook_free_page(struct page *page, unsigned int order)
 /* Flush what is deferred before something could make old content wrong */
 static void luf_settle(enum luf_cause cause)
 {
-	if (!atomic_long_read(&luf_outstanding) || !luf_can_flush())
+	if (!atomic_long_read(&luf_outstanding))
 		return;
+	/* not here (no consumer calls from such a context today): soon */
+	if (!luf_can_flush()) {
+		luf_kick(cause);
+		return;
+	}
 	luf_batch_flush(cause);
 	if (atomic_long_read(&luf_held))
 		luf_kick(cause);
