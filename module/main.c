@@ -187,15 +187,14 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
 /*
  * A PTE of @vma may become writable, or a page be mapped into it where it
  * can be written without another fault (see the write_fault sites in
- * include/linux/luf_hooks.h and docs/safety.md).  A read fault counts as
+ * include/linux/luf_hooks.h and kernel-hooks/SAFETY.md).  A read fault counts as
  * much as a write fault: an exclusive swap-in maps writable, and so does
  * any fault in a shared mapping without write-notify.  A private mapping
  * that may be written (VM_MAYWRITE) counts even without VM_WRITE: a
  * forced write (ptrace, /proc/pid/mem) goes straight into an exclusive
  * anonymous page through its read-only PTE, with no fault.  A shared
  * mapping without VM_WRITE gets writable PTEs only through mprotect(),
- * which keeps a clean PTE read-only (a write then faults), and which
- * flushes the mm in the core first.
+ * which calls this hook when it adds VM_WRITE.
  *
  * A private mapping's writes are seen by its own mm only, and every
  * deferred unmap of @vma's mm counts in mm->tlb_flush_batched: flushing
