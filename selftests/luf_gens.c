@@ -16,6 +16,8 @@
  *  gens.control            no CPU flush in between: the flush is sent
  *                          (arm64: and tlbi_issued moves)
  *  gens.all_cpus_flushed   x86 only: every CPU flushed, nothing is sent
+ *                          (up to 4 attempts: a CPU that was lazy at the
+ *                          mm flush catches up unrecorded)
  *
  * On arm64 the records come from the local flush after an ASID rollover,
  * which takes more new processes than ASIDs (65536 under QEMU -cpu max;
@@ -142,9 +144,14 @@ static void every_cpu_flushes(struct __test_metadata *_metadata)
 }
 #endif
 
-static void settle(struct __test_metadata *_metadata, bool cpus_flushed)
+struct gens_delta {
+	uint64_t flushes, skipped, tlbi, pruned;
+};
+
+/* Disable LUF (which settles the entry); what that sent, in @d */
+static void settle(struct __test_metadata *_metadata, struct gens_delta *d)
 {
-	struct { uint64_t flushes, skipped, tlbi, pruned; } a, b;
+	struct gens_delta a, b;
 
 	ASSERT_EQ(0, luf_counter_read("flushes", &a.flushes));
 	ASSERT_EQ(0, luf_counter_read("flushes_skipped", &a.skipped));
@@ -155,40 +162,67 @@ static void settle(struct __test_metadata *_metadata, bool cpus_flushed)
 	ASSERT_EQ(0, luf_counter_read("flushes_skipped", &b.skipped));
 	ASSERT_EQ(0, luf_counter_read("tlbi_issued", &b.tlbi));
 	ASSERT_EQ(0, luf_counter_read("cpus_pruned", &b.pruned));
+	d->flushes = b.flushes - a.flushes;
+	d->skipped = b.skipped - a.skipped;
+	d->tlbi = b.tlbi - a.tlbi;
+	d->pruned = b.pruned - a.pruned;
 	note("flushes +%" PRIu64 " skipped +%" PRIu64 " tlbi_issued +%" PRIu64
-	     " cpus_pruned +%" PRIu64 "\n", b.flushes - a.flushes,
-	     b.skipped - a.skipped, b.tlbi - a.tlbi, b.pruned - a.pruned);
-	if (cpus_flushed) {
-		ASSERT_EQ(a.skipped + 1, b.skipped);
-		ASSERT_EQ(a.flushes, b.flushes);
-		ASSERT_EQ(a.tlbi, b.tlbi);
-		ASSERT_GT(b.pruned, a.pruned);
-	} else {
-		ASSERT_EQ(a.skipped, b.skipped);
-		ASSERT_EQ(a.flushes + 1, b.flushes);
-#if defined(__aarch64__)
-		ASSERT_GT(b.tlbi, a.tlbi);
-#endif
-	}
+	     " cpus_pruned +%" PRIu64 "\n", d->flushes, d->skipped, d->tlbi,
+	     d->pruned);
 }
 
 TEST_F_TIMEOUT(gens, control, 300)
 {
+	struct gens_delta d;
+
 	defer_one_entry(_metadata, self);
-	settle(_metadata, false);
+	settle(_metadata, &d);
+	ASSERT_EQ((uint64_t)0, d.skipped);
+	ASSERT_EQ((uint64_t)1, d.flushes);
+#if defined(__aarch64__)
+	ASSERT_GT(d.tlbi, (uint64_t)0);
+#endif
 }
 
 #if defined(__x86_64__)
-TEST_F_TIMEOUT(gens, all_cpus_flushed, 300)
-{
-	uint64_t v;
+/*
+ * A spinner that a kernel thread preempts at the moment of the flush is
+ * lazy and gets no IPI; it catches up when it switches back
+ * (switch_mm_irqs_off()), which the hook does not record.  That CPU then
+ * still needs the deferred flush, rightly: so the scenario is tried up to
+ * ATTEMPTS times, each from a fresh load, and must end with nothing sent
+ * once.
+ */
+#define ATTEMPTS	4
 
-	defer_one_entry(_metadata, self);
-	every_cpu_flushes(_metadata);
-	ASSERT_EQ(0, luf_counter_read("pending_folios", &v));
-	ASSERT_EQ((uint64_t)BATCH_FOLIOS, v)
-		TH_LOG("the deferral was settled while the CPUs flushed");
-	settle(_metadata, true);
+TEST_F_TIMEOUT(gens, all_cpus_flushed, 600)
+{
+	struct gens_delta d;
+	uint64_t v;
+	int i;
+
+	for (i = 0; i < ATTEMPTS; i++) {
+		if (i) {
+			ASSERT_EQ(0, luf_fresh_load());
+			ASSERT_EQ(0, luf_knob_write("observe", "0"));
+			ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+			ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+		}
+		defer_one_entry(_metadata, self);
+		every_cpu_flushes(_metadata);
+		ASSERT_EQ(0, luf_counter_read("pending_folios", &v));
+		ASSERT_EQ((uint64_t)BATCH_FOLIOS, v)
+			TH_LOG("the deferral was settled while the CPUs flushed");
+		settle(_metadata, &d);
+		if (!d.flushes) {
+			ASSERT_EQ((uint64_t)1, d.skipped);
+			ASSERT_EQ((uint64_t)0, d.tlbi);
+			ASSERT_GT(d.pruned, (uint64_t)0);
+			return;
+		}
+		note("attempt %d: a CPU missed the flush (lazy?), again\n", i + 1);
+	}
+	ASSERT_TRUE(false) TH_LOG("the flush was sent in all %d attempts", ATTEMPTS);
 }
 #endif
 
