@@ -2192,11 +2192,19 @@ static void *spinner_fn(void *arg)
 	return NULL;
 }
 
+/*
+ * At most MIGRATOR_ROUNDS moves: the held sources (16384 folios) plus 1024
+ * a move must stay below the table's capacity (LUF_NR_BATCH *
+ * LUF_BATCH_FOLIOS = 32768 deferred folios), or a full table releases
+ * everything (released_threshold) before the allocation needs zone_low.
+ */
+#define MIGRATOR_ROUNDS	12
+
 static void *migrator_fn(void *arg)
 {
 	struct migrator *m = arg;
 
-	while (!atomic_load(&m->stop)) {
+	while (!atomic_load(&m->stop) && m->rounds < MIGRATOR_ROUNDS) {
 		/* to node 0 may fail for lack of memory, as it would on stock */
 		if (!move_to_node(m->map, m->len, m->rounds % 2 ? 0 : MIGRATE_NODE))
 			m->moved++;
