@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Statistics of luf.ko: the per-CPU counters behind /sys/kernel/debug/luf/
+ * (debugfs.c), their names, and what observe mode counts.
+ *
  * Observe mode: what would LUF save here?
  *
  * While /sys/kernel/mm/luf/observe is 1, reclaim and migration unmap with
@@ -54,7 +57,7 @@ const char * const luf_reason_stat_name[LUF_RS_NR] = {
 
 const char * const luf_event_name[LUF_EV_FORCED_BASE] = {
 	[LUF_EV_DEFERRED] = "deferred_folios",
-	[LUF_EV_PARKED] = "held_pages_total",
+	[LUF_EV_HELD] = "held_pages_total",
 	[LUF_EV_RELEASED] = "released_pages",
 	[LUF_EV_FLUSHES] = "flushes",
 	[LUF_EV_FLUSH_CPUS] = "flush_cpus",
@@ -99,7 +102,18 @@ static bool luf_reason_ok(int reason)
 	return reason >= 0 && reason < MR_TYPES;
 }
 
-/* Hooks run with preemption disabled: the per-CPU ops need no guard. */
+/*
+ * Hooks run with preemption disabled: the per-CPU ops below need no guard.
+ */
+
+/**
+ * luf_observe_defer_ok - count an unmap that reclaim or migration begins
+ * @ctx: reclaim or migration
+ * @reason: the migrate_reason of a migration
+ *
+ * Return: true: observe mode has every such unmap separate its read-only
+ * PTEs.
+ */
 bool luf_observe_defer_ok(enum luf_ctx ctx, int reason)
 {
 	__this_cpu_inc(luf_stats.path[ctx][LUF_PS_UNMAPS]);
@@ -108,6 +122,10 @@ bool luf_observe_defer_ok(enum luf_ctx ctx, int reason)
 	return true;
 }
 
+/**
+ * luf_observe_unmap_done - count a folio unmapped with every PTE read-only
+ * @ro: its read-only batch
+ */
 void luf_observe_unmap_done(const struct tlbflush_unmap_batch *ro)
 {
 	unsigned int ctx = ro->luf_ctx;
@@ -119,6 +137,10 @@ void luf_observe_unmap_done(const struct tlbflush_unmap_batch *ro)
 		__this_cpu_inc(luf_stats.reason[ro->luf_reason][LUF_RS_RO_FOLIOS]);
 }
 
+/**
+ * luf_observe_flush - count a batched flush that covers read-only entries
+ * @ubc: the batch about to be flushed
+ */
 void luf_observe_flush(const struct tlbflush_unmap_batch *ubc)
 {
 	unsigned int cpus = 0;
@@ -139,7 +161,13 @@ void luf_observe_flush(const struct tlbflush_unmap_batch *ubc)
 	}
 }
 
-/* Deferral counters run whether or not observe is on. */
+/**
+ * luf_count_deferred - count a folio whose flush was deferred
+ * @ctx: reclaim or migration
+ * @reason: the migrate_reason of a migration
+ *
+ * Deferral counters run whether or not observe is on.
+ */
 void luf_count_deferred(enum luf_ctx ctx, int reason)
 {
 	luf_count(LUF_EV_DEFERRED, 1);
