@@ -168,12 +168,12 @@ static inline void luf_count(enum luf_event ev, unsigned long n)
 	this_cpu_add(luf_stats.ev[ev], n);
 }
 
-extern const char * const luf_ctx_name[LUF_CTX_NR];
-extern const char * const luf_path_stat_name[LUF_PS_NR];
+extern const char * const luf_ctx_name[];
+extern const char * const luf_path_stat_name[];
 extern const char * const luf_reason_name[MR_TYPES];
-extern const char * const luf_reason_stat_name[LUF_RS_NR];
-extern const char * const luf_event_name[LUF_EV_FORCED_BASE];
-extern const char * const luf_cause_name[LUF_NR_CAUSES];
+extern const char * const luf_reason_stat_name[];
+extern const char * const luf_event_name[];
+extern const char * const luf_cause_name[];
 
 static inline const char *luf_reason_str(int reason)
 {
@@ -323,6 +323,20 @@ static inline struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
 {
 	return NULL;
 }
+#endif
+
+#ifdef LUF_KUNIT
+/*
+ * luf_kunit.ko (module/tests/luf_kunit.c): a suite named @_name of the
+ * KUnit cases that follow, for the tests/<file>-kunit.h files.
+ */
+#define LUF_KUNIT_SUITE(_name, ...)					\
+	static struct kunit_case _name##_cases[] = { __VA_ARGS__, {} };	\
+	static struct kunit_suite _name##_suite = {			\
+		.name = #_name,						\
+		.test_cases = _name##_cases,				\
+	};								\
+	kunit_test_suite(_name##_suite)
 #endif
 
 #endif /* _LUF_H */

@@ -251,47 +251,51 @@ static const struct luf_hook_ops luf_ops = {
 	.drain = luf_hook_drain,
 };
 
+/* Set up in this order, torn down in the reverse one */
+static const struct {
+	int (*init)(void);
+	void (*exit)(void);
+} luf_parts[] = {
+	{ luf_batch_init, luf_batch_exit },
+	{ luf_hold_init, luf_hold_exit },
+	{ luf_sysfs_init, luf_sysfs_exit },
+	{ luf_debugfs_init, luf_debugfs_exit },
+};
+
+static void luf_parts_exit(int n)
+{
+	while (n--)
+		luf_parts[n].exit();
+}
+
 static int __init luf_init(void)
 {
-	int ret;
+	int i, ret;
 
 	luf_knobs_init();
-	ret = luf_batch_init();
-	if (ret)
-		return ret;
-	ret = luf_hold_init();
-	if (ret)
-		goto err_batch;
-	ret = luf_sysfs_init();
-	if (ret)
-		goto err_hold;
-	ret = luf_debugfs_init();
-	if (ret)
-		goto err_sysfs;
+	for (i = 0; i < ARRAY_SIZE(luf_parts); i++) {
+		ret = luf_parts[i].init();
+		if (ret)
+			goto err;
+	}
 	ret = luf_hooks_register(&luf_ops);
 	if (ret)
-		goto err_debugfs;
+		goto err;
 	pr_info("luf: registered\n");
 	return 0;
-
-err_debugfs:
-	luf_debugfs_exit();
-err_sysfs:
-	luf_sysfs_exit();
-err_hold:
-	luf_hold_exit();
-err_batch:
-	luf_batch_exit();
+err:
+	luf_parts_exit(i);
 	return ret;
 }
 
+/*
+ * luf_hooks_unregister() drains: nothing is deferred or held after it, and
+ * nothing can be any more.
+ */
 static void __exit luf_exit(void)
 {
 	luf_hooks_unregister(&luf_ops);
-	luf_hold_exit();
-	luf_debugfs_exit();
-	luf_sysfs_exit();
-	luf_batch_exit();
+	luf_parts_exit(ARRAY_SIZE(luf_parts));
 	pr_info("luf: unregistered\n");
 }
 

@@ -21,19 +21,20 @@
 
 DEFINE_PER_CPU(struct luf_stats, luf_stats);
 
-const char * const luf_ctx_name[LUF_CTX_NR] = {
-	[LUF_CTX_RECLAIM] = "reclaim",
-	[LUF_CTX_MIGRATE] = "migrate",
+/*
+ * The names of the counters in /sys/kernel/debug/luf/, in the order of
+ * their enums in luf.h.
+ */
+const char * const luf_ctx_name[] = { "reclaim", "migrate" };
+
+static_assert(ARRAY_SIZE(luf_ctx_name) == LUF_CTX_NR);
+
+const char * const luf_path_stat_name[] = {
+	"unmaps", "ro_folios", "flush_rounds", "flush_rounds_ro_only",
+	"flush_cpus", "deferred",
 };
 
-const char * const luf_path_stat_name[LUF_PS_NR] = {
-	[LUF_PS_UNMAPS] = "unmaps",
-	[LUF_PS_RO_FOLIOS] = "ro_folios",
-	[LUF_PS_FLUSH_ROUNDS] = "flush_rounds",
-	[LUF_PS_FLUSH_ROUNDS_RO_ONLY] = "flush_rounds_ro_only",
-	[LUF_PS_FLUSH_CPUS] = "flush_cpus",
-	[LUF_PS_DEFERRED] = "deferred",
-};
+static_assert(ARRAY_SIZE(luf_path_stat_name) == LUF_PS_NR);
 
 /* Same spelling as the migrate tracepoints */
 const char * const luf_reason_name[MR_TYPES] = {
@@ -49,37 +50,26 @@ const char * const luf_reason_name[MR_TYPES] = {
 	[MR_DAMON] = "damon",
 };
 
-const char * const luf_reason_stat_name[LUF_RS_NR] = {
-	[LUF_RS_UNMAPS] = "unmaps",
-	[LUF_RS_RO_FOLIOS] = "ro_folios",
-	[LUF_RS_DEFERRED] = "deferred",
+const char * const luf_reason_stat_name[] = {
+	"unmaps", "ro_folios", "deferred",
 };
 
-const char * const luf_event_name[LUF_EV_FORCED_BASE] = {
-	[LUF_EV_DEFERRED] = "deferred_folios",
-	[LUF_EV_HELD] = "held_pages_total",
-	[LUF_EV_RELEASED] = "released_pages",
-	[LUF_EV_FLUSHES] = "flushes",
-	[LUF_EV_FLUSH_CPUS] = "flush_cpus",
-	[LUF_EV_FLUSHES_SKIPPED] = "flushes_skipped",
-	[LUF_EV_CPUS_PRUNED] = "cpus_pruned",
-	[LUF_EV_TLBI_AVOIDED] = "tlbi_avoided",
-	[LUF_EV_TLBI_ISSUED] = "tlbi_issued",
-	[LUF_EV_MIGRC_RETAINED] = "migrc_retained",
-	[LUF_EV_MM_FLUSHES] = "mm_flushes",
+static_assert(ARRAY_SIZE(luf_reason_stat_name) == LUF_RS_NR);
+
+const char * const luf_event_name[] = {
+	"deferred_folios", "held_pages_total", "released_pages", "flushes",
+	"flush_cpus", "flushes_skipped", "cpus_pruned", "tlbi_avoided",
+	"tlbi_issued", "migrc_retained", "mm_flushes",
 };
 
-const char * const luf_cause_name[LUF_NR_CAUSES] = {
-	[LUF_CAUSE_WRITE_FAULT] = "write_fault",
-	[LUF_CAUSE_FILE_CHANGE] = "file_change",
-	[LUF_CAUSE_ZONE_LOW] = "zone_low",
-	[LUF_CAUSE_SHRINKER] = "shrinker",
-	[LUF_CAUSE_TIMER] = "timer",
-	[LUF_CAUSE_THRESHOLD] = "threshold",
-	[LUF_CAUSE_DISABLE] = "disable",
-	[LUF_CAUSE_UNLOAD] = "unload",
-	[LUF_CAUSE_ISOLATE] = "isolate",
+static_assert(ARRAY_SIZE(luf_event_name) == LUF_EV_FORCED_BASE);
+
+const char * const luf_cause_name[] = {
+	"write_fault", "file_change", "zone_low", "shrinker", "timer",
+	"threshold", "disable", "unload", "isolate",
 };
+
+static_assert(ARRAY_SIZE(luf_cause_name) == LUF_NR_CAUSES);
 
 /**
  * luf_stat_sum - sum one counter over all CPUs

@@ -161,20 +161,11 @@ static void luf_knobs_defaults(struct kunit *test)
 		luf_state.knob[k] = 0;
 }
 
-static struct kunit_case luf_knob_cases[] = {
-	KUNIT_CASE(luf_parse_table),
-	KUNIT_CASE(luf_parse_not_terminated),
-	KUNIT_CASE(luf_param_table),
-	KUNIT_CASE(luf_param_enable),
-	KUNIT_CASE(luf_knobs_defaults),
-	{}
-};
-
-static struct kunit_suite luf_knob_suite = {
-	.name = "luf_knobs",
-	.test_cases = luf_knob_cases,
-};
-
-kunit_test_suite(luf_knob_suite);
+LUF_KUNIT_SUITE(luf_knobs,
+		KUNIT_CASE(luf_parse_table),
+		KUNIT_CASE(luf_parse_not_terminated),
+		KUNIT_CASE(luf_param_table),
+		KUNIT_CASE(luf_param_enable),
+		KUNIT_CASE(luf_knobs_defaults));
 
 #endif /* _LUF_KNOBS_KUNIT_H */

@@ -129,20 +129,11 @@ static void luf_bounds(struct kunit *test)
 	luf_state.knob[LUF_KNOB_MAX_PENDING_KB] = 0;
 }
 
-static struct kunit_case luf_policy_cases[] = {
-	KUNIT_CASE(luf_policy),
-	KUNIT_CASE(luf_write_fault_scopes),
-	KUNIT_CASE(luf_file_changes),
-	KUNIT_CASE(luf_knob_rules),
-	KUNIT_CASE(luf_bounds),
-	{}
-};
-
-static struct kunit_suite luf_policy_suite = {
-	.name = "luf_policy",
-	.test_cases = luf_policy_cases,
-};
-
-kunit_test_suite(luf_policy_suite);
+LUF_KUNIT_SUITE(luf_policy,
+		KUNIT_CASE(luf_policy),
+		KUNIT_CASE(luf_write_fault_scopes),
+		KUNIT_CASE(luf_file_changes),
+		KUNIT_CASE(luf_knob_rules),
+		KUNIT_CASE(luf_bounds));
 
 #endif /* _LUF_POLICY_KUNIT_H */

@@ -172,22 +172,13 @@ static void luf_records_expire(struct kunit *test)
 	luf_ugen_reset();
 }
 
-static struct kunit_case luf_gen_cases[] = {
-	KUNIT_CASE(luf_gen_never_zero),
-	KUNIT_CASE(luf_records_expire),
-	KUNIT_CASE(luf_gen_order),
-	KUNIT_CASE(luf_gen_cover),
-	KUNIT_CASE(luf_gen_pend),
-	KUNIT_CASE(luf_key_wrap),
-	KUNIT_CASE(luf_prune_by_records),
-	{}
-};
-
-static struct kunit_suite luf_gen_suite = {
-	.name = "luf_generations",
-	.test_cases = luf_gen_cases,
-};
-
-kunit_test_suite(luf_gen_suite);
+LUF_KUNIT_SUITE(luf_generations,
+		KUNIT_CASE(luf_gen_never_zero),
+		KUNIT_CASE(luf_records_expire),
+		KUNIT_CASE(luf_gen_order),
+		KUNIT_CASE(luf_gen_cover),
+		KUNIT_CASE(luf_gen_pend),
+		KUNIT_CASE(luf_key_wrap),
+		KUNIT_CASE(luf_prune_by_records));
 
 #endif /* _LUF_UGEN_KUNIT_H */
