@@ -7,8 +7,6 @@
 
 #include <linux/atomic.h>
 #include <linux/bits.h>
-#include <linux/hardirq.h>
-#include <linux/irqflags.h>
 #include <linux/limits.h>
 #include <linux/luf_hooks.h>
 #include <linux/migrate_mode.h>

@@ -2,8 +2,8 @@
 /*
  * Counters in /sys/kernel/debug/luf/, one decimal value per file:
  * <path>_<stat> and migrate_<reason>_<stat> (observe mode), LUF events,
- * forced_<cause>, released_<cause>, and the gauges held_pages, held_pages_peak and
- * pending_folios.
+ * forced_<cause>, released_<cause>, and the gauges held_pages,
+ * held_pages_peak and pending_folios.  Names and sums: stats.c.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>

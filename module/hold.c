@@ -60,7 +60,8 @@ bool luf_hold_page(struct page *page, unsigned int order)
 		luf_kick(LUF_CAUSE_ISOLATE);
 	held = atomic_long_inc_return(&luf_state.held);
 	peak = atomic_long_read(&luf_state.held_peak);
-	while (held > peak && !atomic_long_try_cmpxchg(&luf_state.held_peak, &peak, held))
+	while (held > peak &&
+	       !atomic_long_try_cmpxchg(&luf_state.held_peak, &peak, held))
 		;
 	luf_count(LUF_EV_HELD, 1);
 	return true;

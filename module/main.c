@@ -19,14 +19,10 @@
  * inherits read-only PTEs, so its first write goes through the write_fault
  * hook.
  */
+#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/pagemap.h>
-#include <linux/fs.h>
-#include <linux/gfp.h>
-#include <linux/mmzone.h>
-#include <linux/page-isolation.h>
 #include <linux/rmap.h>
 #include <linux/string.h>
 #define CREATE_TRACE_POINTS

@@ -13,6 +13,8 @@
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
