@@ -121,11 +121,15 @@ static int luf_knob_param_set(const char *val, const struct kernel_param *kp)
 	return ret;
 }
 
+/* The knob's value; its default while luf_init() has not set it yet */
 static int luf_knob_param_get(char *buf, const struct kernel_param *kp)
 {
 	enum luf_knob k = *(const enum luf_knob *)kp->arg;
+	unsigned long v = luf_knob(k);
 
-	return scnprintf(buf, PAGE_SIZE, "%lu\n", luf_knob(k));
+	if (v == LUF_KNOB_UNSET)
+		v = luf_knob_default(k);
+	return scnprintf(buf, PAGE_SIZE, "%lu\n", v);
 }
 
 const struct kernel_param_ops luf_knob_param_ops = {
