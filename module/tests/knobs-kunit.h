@@ -144,14 +144,25 @@ static void luf_param_enable(struct kunit *test)
 	}
 }
 
-/* Knobs no parameter set get their defaults at init, the others stay */
+/*
+ * Knobs no parameter set get their defaults at init, the others stay;
+ * until then a parameter reads as its default.
+ */
 static void luf_knobs_defaults(struct kunit *test)
 {
-	enum luf_knob k;
+	enum luf_knob k = LUF_KNOB_MAX_DEFER_MS;
+	struct kernel_param kp = { .name = "max_defer_ms", .arg = &k };
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 
+	KUNIT_ASSERT_NOT_NULL(test, buf);
 	for (k = 0; k < LUF_NR_KNOBS; k++)
 		luf_state.knob[k] = LUF_KNOB_UNSET;
+	k = LUF_KNOB_MAX_DEFER_MS;
+	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.get(buf, &kp), 5);
+	KUNIT_EXPECT_STREQ(test, buf, "5000\n");
 	luf_state.knob[LUF_KNOB_MAX_DEFER_MS] = 7;
+	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.get(buf, &kp), 2);
+	KUNIT_EXPECT_STREQ(test, buf, "7\n");
 	luf_knobs_init();
 	for (k = 0; k < LUF_NR_KNOBS; k++)
 		KUNIT_EXPECT_EQ(test, luf_state.knob[k],
