@@ -7,14 +7,14 @@
 
 #include <linux/atomic.h>
 #include <linux/bits.h>
-#include <linux/hardirq.h>
-#include <linux/irqflags.h>
+#include <linux/limits.h>
 #include <linux/luf_hooks.h>
 #include <linux/migrate_mode.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/types.h>
 
-/* Tunables, /sys/kernel/mm/luf/ (module/sysfs.c) */
+/* Tunables: /sys/kernel/mm/luf/ and module parameters (module/knobs.c) */
 enum luf_knob {
 	LUF_KNOB_ENABLED,
 	LUF_KNOB_MIGRC_ENABLED,
@@ -24,16 +24,44 @@ enum luf_knob {
 	LUF_NR_KNOBS,
 };
 
-extern unsigned long luf_knob_val[LUF_NR_KNOBS];
+/* A knob no module parameter set yet: luf_knobs_init() sets its default */
+#define LUF_KNOB_UNSET		ULONG_MAX
+
+/**
+ * struct luf_state - what the files of luf.ko share
+ * @knob: knob values, read with luf_knob(); written by knobs.c and sysfs.c
+ * @debug_break: broken mode for the test suite (enum luf_break, main.c)
+ * @ugen: the generation of the open luf_batch entry (ugen.c); advanced
+ *	under the batch lock (batch.c), read anywhere
+ * @pending: folios deferred and not flushed yet (batch.c)
+ * @held: pages held back from the allocator now (hold.c)
+ * @held_peak: highest @held since load (hold.c)
+ *
+ * "Deferred" is what a folio's flush is, "pending" what it stays until the
+ * flush, "held" what a freed page of a pending folio is until its release.
+ */
+struct luf_state {
+	unsigned long knob[LUF_NR_KNOBS];
+	int debug_break;
+	u32 ugen;
+	atomic_long_t pending;
+	atomic_long_t held;
+	atomic_long_t held_peak;
+};
+
+extern struct luf_state luf_state;
 
 static inline unsigned long luf_knob(enum luf_knob k)
 {
-	return READ_ONCE(luf_knob_val[k]);
+	return READ_ONCE(luf_state.knob[k]);
 }
 
 int luf_parse_ulong(const char *buf, size_t count, unsigned long min,
 		    unsigned long max, unsigned long *val);
-bool luf_may_defer(enum luf_ctx ctx, int reason);
+int luf_knob_parse(enum luf_knob k, const char *buf, size_t count,
+		   unsigned long *val);
+void luf_knobs_init(void);
+extern const struct kernel_param_ops luf_knob_param_ops;
 
 int luf_sysfs_init(void);
 void luf_sysfs_exit(void);
@@ -62,9 +90,35 @@ enum luf_break {
 	LUF_NR_BREAKS,
 };
 
-extern int luf_debug_break;
+/*
+ * Policy (module/policy.c): every decision of when a flush may be
+ * deferred and when, and how widely, deferred work must be settled.
+ */
 
-/* Per-path observation counters and LUF events (module/observe.c) */
+/* How widely a write fault must flush (luf_write_fault_scope()) */
+enum luf_scope {
+	LUF_SCOPE_NONE,		/* the fault cannot expose deferred content */
+	LUF_SCOPE_MM,		/* the mm's own pending batched unmaps */
+	LUF_SCOPE_ALL,		/* everything deferred, if the VMA has any */
+};
+
+bool luf_may_defer(enum luf_ctx ctx, int reason);
+bool luf_folio_deferrable(struct folio *folio);
+bool luf_unmap_deferrable(struct folio *folio,
+			  const struct tlbflush_unmap_batch *ro);
+unsigned long luf_max_pending_pages(void);
+bool luf_bound_reached(long pending, long held, unsigned long max_pages);
+enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
+				     unsigned int fault_flags);
+bool luf_file_change_flushes(enum luf_file_why why);
+bool luf_can_flush(void);
+bool luf_may_flush_alloc(gfp_t gfp);
+unsigned long luf_knob_default(enum luf_knob k);
+void luf_knob_range(enum luf_knob k, unsigned long *min, unsigned long *max);
+int luf_knob_allowed(enum luf_knob k, unsigned long val);
+bool luf_knob_settles(enum luf_knob k, unsigned long val);
+
+/* Per-path observation counters and LUF events (module/stats.c) */
 enum luf_path_stat {
 	LUF_PS_UNMAPS,
 	LUF_PS_RO_FOLIOS,
@@ -84,7 +138,7 @@ enum luf_reason_stat {
 
 enum luf_event {
 	LUF_EV_DEFERRED,	/* folios whose flush was deferred */
-	LUF_EV_PARKED,		/* pages held back at free time */
+	LUF_EV_HELD,		/* pages held back at free time */
 	LUF_EV_RELEASED,	/* held pages given back */
 	LUF_EV_FLUSHES,		/* deferred flushes sent */
 	LUF_EV_FLUSH_CPUS,	/* CPUs those flushes targeted */
@@ -112,12 +166,12 @@ static inline void luf_count(enum luf_event ev, unsigned long n)
 	this_cpu_add(luf_stats.ev[ev], n);
 }
 
-extern const char * const luf_ctx_name[LUF_CTX_NR];
-extern const char * const luf_path_stat_name[LUF_PS_NR];
+extern const char * const luf_ctx_name[];
+extern const char * const luf_path_stat_name[];
 extern const char * const luf_reason_name[MR_TYPES];
-extern const char * const luf_reason_stat_name[LUF_RS_NR];
-extern const char * const luf_event_name[LUF_EV_FORCED_BASE];
-extern const char * const luf_cause_name[LUF_NR_CAUSES];
+extern const char * const luf_reason_stat_name[];
+extern const char * const luf_event_name[];
+extern const char * const luf_cause_name[];
 
 static inline const char *luf_reason_str(int reason)
 {
@@ -146,8 +200,8 @@ static inline bool luf_gen_after(u32 a, u32 b)
 }
 
 /*
- * Does a full flush recorded at @rec cover generation @gen?  @now: luf_ugen.
- * Record 0: none.
+ * Does a full flush recorded at @rec cover generation @gen?
+ * @now: luf_state.ugen.  Record 0: none.
  */
 static inline bool luf_gen_covers(u32 rec, u32 gen, u32 now)
 {
@@ -156,8 +210,8 @@ static inline bool luf_gen_covers(u32 rec, u32 gen, u32 now)
 
 /*
  * Is generation @gen still waiting for its flush, with @done flushed?
- * @now: luf_ugen, read without ordering against @gen, so it may be older
- * than @gen: a generation ahead of @now is pending, never "too old".
+ * @now: luf_state.ugen, read without ordering against @gen, so it may be
+ * older than @gen: a generation ahead of @now is pending, never "too old".
  */
 static inline bool luf_gen_pending(u32 gen, u32 done, u32 now)
 {
@@ -175,9 +229,8 @@ static inline u32 luf_gen_next(u32 gen)
 	return gen + 1 ?: 1;
 }
 
-extern u32 luf_ugen;
 void luf_ugen_cpu_flush(bool done);
-unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen);
+unsigned int luf_ugen_prune(struct arch_tlbflush_unmap_batch *b, u32 gen);
 bool luf_ugen_all_flushed(u32 gen);
 void luf_ugen_expire(void);
 u32 luf_ugen_reset(void);
@@ -191,8 +244,6 @@ static inline unsigned int luf_batch_key(u32 gen)
 	return gen & (LUF_NR_BATCH - 1);
 }
 
-extern u32 luf_done;
-extern atomic_long_t luf_outstanding;
 int luf_batch_init(void);
 void luf_batch_exit(void);
 bool luf_pfn_pending(unsigned long pfn);
@@ -202,31 +253,88 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages);
 unsigned int luf_batch_flush(enum luf_cause cause);
 
-/* Flushes send IPIs: only from task context with interrupts enabled. */
-static inline bool luf_can_flush(void)
-{
-	return in_task() && !irqs_disabled();
-}
-
-/* Held pages (module/park.c) */
-extern atomic_long_t luf_held, luf_held_peak;
-int luf_park_init(void);
-void luf_park_exit(void);
-bool luf_park_page(struct page *page, unsigned int order);
+/* Held pages (module/hold.c) */
+int luf_hold_init(void);
+void luf_hold_exit(void);
+bool luf_hold_page(struct page *page, unsigned int order);
 unsigned long luf_release(enum luf_cause cause);
 void luf_kick(enum luf_cause cause);
 
-/* Architecture batch helpers (module/arch_*.c) */
-unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc);
-void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy);
-unsigned int luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro);
-unsigned int luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b);
-void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
-		   struct arch_tlbflush_unmap_batch *src);
-void luf_arch_clear(struct arch_tlbflush_unmap_batch *b);
-unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen);
-bool luf_arch_may_take(const struct tlbflush_unmap_batch *ro);
-bool luf_arch_empty(const struct arch_tlbflush_unmap_batch *b);
-struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b);
+/*
+ * Architecture batch helpers: static inlines in module/arch_<arch>.h.
+ * Each architecture defines luf_arch_fold(), luf_arch_clear() and
+ * luf_arch_empty(), and whatever of the rest differs from the defaults
+ * below (#define NAME NAME after its definition).  They never call into
+ * the rest of the module.
+ */
+#if defined(CONFIG_X86)
+#include "arch_x86.h"
+#elif defined(CONFIG_ARM64)
+#include "arch_arm64.h"
+#endif
+
+#ifndef luf_arch_batch_remote_cpus
+/* CPUs a flush of @ubc would interrupt: none without flush IPIs */
+static inline unsigned int
+luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
+{
+	return 0;
+}
+#endif
+
+#ifndef luf_arch_set_lazy
+/* Batches that cost nothing until flushed are never lazy */
+static inline void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy)
+{
+}
+#endif
+
+#ifndef luf_arch_pages_left_out
+/* Per-page invalidations a lazy batch did not send */
+static inline unsigned int
+luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro)
+{
+	return 0;
+}
+#endif
+
+#ifndef luf_arch_flush_tlbis
+/* Broadcast TLBIs a flush of @b sends */
+static inline unsigned int
+luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b)
+{
+	return 0;
+}
+#endif
+
+#ifndef luf_arch_may_take
+/* Can LUF take over the flush of @ro?  Yes where adding sends nothing. */
+static inline bool luf_arch_may_take(const struct tlbflush_unmap_batch *ro)
+{
+	return true;
+}
+#endif
+
+#ifndef luf_arch_mask
+/* The CPUs a flush of @b interrupts; NULL: the flush broadcasts */
+static inline struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
+{
+	return NULL;
+}
+#endif
+
+#ifdef LUF_KUNIT
+/*
+ * luf_kunit.ko (module/tests/luf_kunit.c): a suite named @_name of the
+ * KUnit cases that follow, for the tests/<file>-kunit.h files.
+ */
+#define LUF_KUNIT_SUITE(_name, ...)					\
+	static struct kunit_case _name##_cases[] = { __VA_ARGS__, {} };	\
+	static struct kunit_suite _name##_suite = {			\
+		.name = #_name,						\
+		.test_cases = _name##_cases,				\
+	};								\
+	kunit_test_suite(_name##_suite)
+#endif
 
 #endif /* _LUF_H */

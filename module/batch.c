@@ -31,7 +31,10 @@ struct luf_batch {
 };
 
 static struct luf_batch luf_table[LUF_NR_BATCH];
-/* Protects luf_table and advances of luf_ugen; never held across a flush */
+/*
+ * Protects luf_table and advances of luf_state.ugen; never held across a
+ * flush
+ */
 static DEFINE_SPINLOCK(luf_batch_lock);
 /* Serialises flushes; held across the IPIs, never with IRQs disabled */
 static DEFINE_SPINLOCK(luf_flush_lock);
@@ -54,19 +57,26 @@ struct luf_map_slot {
 
 static struct luf_map_slot luf_maps[1 << LUF_MAP_BITS];
 
-u32 luf_done;			/* every generation up to here is flushed */
+static u32 luf_done;		/* every generation up to here is flushed */
 static DEFINE_XARRAY(luf_pfns);	/* pfn -> xa_mk_value(generation) */
-atomic_long_t luf_outstanding;	/* folios deferred and not flushed */
 
+/**
+ * luf_batch_init - empty the table and start the generations (module load)
+ *
+ * Return: 0.
+ */
 int luf_batch_init(void)
 {
 	memset(luf_table, 0, sizeof(luf_table));
 	memset(luf_maps, 0, sizeof(luf_maps));
 	luf_done = luf_ugen_reset() - 1;
-	atomic_long_set(&luf_outstanding, 0);
+	atomic_long_set(&luf_state.pending, 0);
 	return 0;
 }
 
+/**
+ * luf_batch_exit - free the pfn side table (module unload, after the drain)
+ */
 void luf_batch_exit(void)
 {
 	xa_destroy(&luf_pfns);
@@ -76,7 +86,7 @@ void luf_batch_exit(void)
 static void luf_pfns_sweep(u32 done)
 {
 	XA_STATE(xas, &luf_pfns, 0);
-	u32 now = READ_ONCE(luf_ugen);
+	u32 now = READ_ONCE(luf_state.ugen);
 	void *entry;
 
 	xas_lock(&xas);
@@ -100,7 +110,7 @@ bool luf_pfn_pending(unsigned long pfn)
 		return false;
 	/* Pairs with smp_store_release() in luf_batch_flush() */
 	return luf_gen_pending(xa_to_value(entry), smp_load_acquire(&luf_done),
-			       READ_ONCE(luf_ugen));
+			       READ_ONCE(luf_state.ugen));
 }
 
 /**
@@ -117,7 +127,7 @@ static void luf_map_note(const void *key, u32 gen)
 {
 	struct luf_map_slot *s = &luf_maps[hash_ptr(key, LUF_MAP_BITS)];
 
-	if (s->key != key && luf_gen_pending(s->gen, luf_done, luf_ugen))
+	if (s->key != key && luf_gen_pending(s->gen, luf_done, luf_state.ugen))
 		key = LUF_ANY_KEY;
 	WRITE_ONCE(s->key, key);
 	WRITE_ONCE(s->gen, gen);
@@ -139,7 +149,7 @@ bool luf_key_pending(const void *key)
 		return false;
 	/* Pairs with smp_store_release() in luf_batch_flush() */
 	return luf_gen_pending(READ_ONCE(s->gen), smp_load_acquire(&luf_done),
-			       READ_ONCE(luf_ugen));
+			       READ_ONCE(luf_state.ugen));
 }
 
 /*
@@ -165,9 +175,10 @@ static const void *luf_folio_key(struct folio *folio)
  * @max_pages: bound on deferred folios plus held pages
  *
  * Only pages of pending folios are ever held, and a flush that settles a
- * folio takes it out of luf_outstanding before its held page is released;
- * so refusing a deferral while luf_outstanding + luf_held >= @max_pages,
- * checked and counted under luf_batch_lock, keeps luf_held <= @max_pages.
+ * folio takes it out of luf_state.pending before its held page is released;
+ * so refusing a deferral while luf_state.pending + luf_state.held >=
+ * @max_pages (luf_bound_reached()), checked and counted under
+ * luf_batch_lock, keeps luf_state.held <= @max_pages.
  *
  * Context: preemption disabled, IRQs enabled.
  * Return: true if @ro is now recorded in the table; false if the table is
@@ -182,12 +193,12 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 	u32 gen;
 
 	spin_lock(&luf_batch_lock);
-	if (atomic_long_read(&luf_outstanding) + atomic_long_read(&luf_held) >=
-	    max_pages) {
+	if (luf_bound_reached(atomic_long_read(&luf_state.pending),
+			      atomic_long_read(&luf_state.held), max_pages)) {
 		spin_unlock(&luf_batch_lock);
 		return false;
 	}
-	gen = luf_ugen;
+	gen = luf_state.ugen;
 	b = &luf_table[luf_batch_key(gen)];
 	if (b->gen != gen) {
 		if (b->nr) {
@@ -207,9 +218,9 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 	luf_map_note(luf_folio_key(folio), gen);
 	if (++b->nr >= LUF_BATCH_FOLIOS) {
 		/* Closed: pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
-		smp_store_release(&luf_ugen, luf_gen_next(gen));
+		smp_store_release(&luf_state.ugen, luf_gen_next(gen));
 	}
-	atomic_long_inc(&luf_outstanding);
+	atomic_long_inc(&luf_state.pending);
 	spin_unlock(&luf_batch_lock);
 	trace_luf_defer(pfn, gen);
 	return true;
@@ -237,7 +248,7 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 	spin_lock(&luf_flush_lock);
 	spin_lock(&luf_batch_lock);
 	done = luf_done;
-	gen = luf_ugen;
+	gen = luf_state.ugen;
 	luf_arch_clear(&luf_flush_batch);
 	mask = luf_arch_mask(&luf_flush_batch);
 	for (; luf_gen_after(gen, done); done++) {
@@ -247,12 +258,12 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 			continue;
 		nr_entries++;
 		folios += b->nr;
-		pruned += luf_arch_prune(&b->arch, b->gen);
+		pruned += luf_ugen_prune(&b->arch, b->gen);
 		luf_arch_fold(&luf_flush_batch, &b->arch);
 	}
 	if (nr_entries) {
 		/* Pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
-		smp_store_release(&luf_ugen, luf_gen_next(gen));
+		smp_store_release(&luf_state.ugen, luf_gen_next(gen));
 	}
 	spin_unlock(&luf_batch_lock);
 
@@ -266,7 +277,7 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 		/* x86: IPIs to the CPUs in mask; arm64 (no mask): TLBIs */
 		cpus = mask ? cpumask_weight(mask) : 0;
 		luf_count(LUF_EV_TLBI_ISSUED, luf_arch_flush_tlbis(&luf_flush_batch));
-		if (luf_debug_break != LUF_BREAK_REUSE)
+		if (luf_state.debug_break != LUF_BREAK_REUSE)
 			luf_tlbbatch_flush(&luf_flush_batch);
 		luf_count(LUF_EV_FLUSHES, 1);
 		luf_count(LUF_EV_FLUSH_CPUS, cpus);
@@ -284,7 +295,7 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 	/* Pairs with smp_load_acquire() in luf_pfn_pending() */
 	smp_store_release(&luf_done, gen);
 	spin_unlock(&luf_batch_lock);
-	atomic_long_sub(folios, &luf_outstanding);
+	atomic_long_sub(folios, &luf_state.pending);
 	luf_pfns_sweep(gen);
 	luf_ugen_expire();
 	spin_unlock(&luf_flush_lock);

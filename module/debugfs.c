@@ -2,8 +2,8 @@
 /*
  * Counters in /sys/kernel/debug/luf/, one decimal value per file:
  * <path>_<stat> and migrate_<reason>_<stat> (observe mode), LUF events,
- * forced_<cause>, released_<cause>, and the gauges held_pages, held_pages_peak and
- * pending_folios.
+ * forced_<cause>, released_<cause>, and the gauges held_pages,
+ * held_pages_peak and pending_folios.  Names and sums: stats.c.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
@@ -32,6 +32,11 @@ static int luf_atomic_get(void *data, u64 *val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(luf_atomic_fops, luf_atomic_get, NULL, "%llu\n");
 
+/**
+ * luf_debugfs_init - create /sys/kernel/debug/luf/ and its counter files
+ *
+ * Return: 0 or a negative errno.
+ */
 int luf_debugfs_init(void)
 {
 	char name[64];
@@ -63,15 +68,18 @@ int luf_debugfs_init(void)
 		luf_stat_file(name, offsetof(struct luf_stats,
 					     ev[LUF_EV_RELEASED_BASE + c]));
 	}
-	debugfs_create_file_unsafe("held_pages", 0444, luf_dir, &luf_held,
+	debugfs_create_file_unsafe("held_pages", 0444, luf_dir, &luf_state.held,
 				   &luf_atomic_fops);
 	debugfs_create_file_unsafe("held_pages_peak", 0444, luf_dir,
-				   &luf_held_peak, &luf_atomic_fops);
+				   &luf_state.held_peak, &luf_atomic_fops);
 	debugfs_create_file_unsafe("pending_folios", 0444, luf_dir,
-				   &luf_outstanding, &luf_atomic_fops);
+				   &luf_state.pending, &luf_atomic_fops);
 	return 0;
 }
 
+/**
+ * luf_debugfs_exit - remove /sys/kernel/debug/luf/
+ */
 void luf_debugfs_exit(void)
 {
 	debugfs_remove_recursive(luf_dir);

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Strict parsing of knob values and the deferral policy they set, kept
- * free of sysfs so KUnit can test them.
+ * Knob values in, as text: the strict parser shared by /sys/kernel/mm/luf/
+ * (sysfs.c) and the module parameters of the same names, which set the
+ * values at load.  This layer only translates: it parses, checks the
+ * range and what policy.c allows, and stores.  Kept free of sysfs so that
+ * KUnit can test it (tests/knobs-kunit.h, included at the end).
  */
 #include <linux/ctype.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
-#include <linux/migrate_mode.h>
+#include <linux/moduleparam.h>
+#include <linux/printk.h>
 #include <linux/string.h>
 #include "luf.h"
 
@@ -47,30 +51,92 @@ int luf_parse_ulong(const char *buf, size_t count, unsigned long min,
 }
 
 /**
- * luf_may_defer - may an unmap of @ctx for @reason defer its flush now?
- * @ctx: reclaim or migration
- * @reason: the migrate_reason of a migration
+ * luf_knob_parse - parse and check a value for knob @k
+ * @k: the knob
+ * @buf: the value as written, not necessarily NUL-terminated at @count
+ * @count: its length
+ * @val: where the value goes; untouched on error
  *
- * Reclaim defers with enabled; migration (MIGRC) with migrc_enabled, for
- * the reasons that move pages between NUMA nodes.  Compaction, contiguous
- * allocation, hotplug, memory failure and long-term pinning need the
- * source page back at once and never defer; nor does DAMON.
- *
- * Return: true if the flush may be deferred.
+ * Return: 0; -EINVAL for anything luf_parse_ulong() refuses in the knob's
+ * range (luf_knob_range()); -EOPNOTSUPP for a value luf_knob_allowed()
+ * refuses.
  */
-bool luf_may_defer(enum luf_ctx ctx, int reason)
+int luf_knob_parse(enum luf_knob k, const char *buf, size_t count,
+		   unsigned long *val)
 {
-	if (ctx == LUF_CTX_RECLAIM)
-		return luf_knob(LUF_KNOB_ENABLED);
-	if (!luf_knob(LUF_KNOB_MIGRC_ENABLED))
-		return false;
-	switch (reason) {
-	case MR_DEMOTION:
-	case MR_NUMA_MISPLACED:
-	case MR_SYSCALL:
-	case MR_MEMPOLICY_MBIND:
-		return true;
-	default:
-		return false;
-	}
+	unsigned long min, max, v;
+	int ret;
+
+	luf_knob_range(k, &min, &max);
+	ret = luf_parse_ulong(buf, count, min, max, &v);
+	if (ret)
+		return ret;
+	ret = luf_knob_allowed(k, v);
+	if (ret)
+		return ret;
+	*val = v;
+	return 0;
 }
+
+/**
+ * luf_knobs_init - give every knob no module parameter set its default
+ *
+ * Called first at module init, after the parameters were parsed.
+ */
+void luf_knobs_init(void)
+{
+	int k;
+
+	for (k = 0; k < LUF_NR_KNOBS; k++)
+		if (luf_state.knob[k] == LUF_KNOB_UNSET)
+			WRITE_ONCE(luf_state.knob[k], luf_knob_default(k));
+}
+
+/*
+ * Module parameters enabled, migrc_enabled, observe, max_pending_kb and
+ * max_defer_ms (declared in sysfs.c): @kp->arg points to the knob's number.
+ * They are read-only once loaded (0444), so this runs only while the
+ * module loads, before luf_init(): a refused value fails the load and
+ * nothing has been set up or changed.
+ */
+static int luf_knob_param_set(const char *val, const struct kernel_param *kp)
+{
+	enum luf_knob k = *(const enum luf_knob *)kp->arg;
+	unsigned long min, max, v;
+	int ret;
+
+	if (!val)
+		return -EINVAL;
+	ret = luf_knob_parse(k, val, strlen(val), &v);
+	if (ret == -EOPNOTSUPP) {
+		pr_err("luf: %s=%s refused: the kernel changes or checks freed pages (init_on_free, page poisoning or debug_pagealloc)\n",
+		       kp->name, val);
+	} else if (ret) {
+		luf_knob_range(k, &min, &max);
+		pr_err("luf: %s=%s invalid: a decimal number %lu-%lu expected\n",
+		       kp->name, val, min, max);
+	} else {
+		WRITE_ONCE(luf_state.knob[k], v);
+	}
+	return ret;
+}
+
+/* The knob's value; its default while luf_init() has not set it yet */
+static int luf_knob_param_get(char *buf, const struct kernel_param *kp)
+{
+	enum luf_knob k = *(const enum luf_knob *)kp->arg;
+	unsigned long v = luf_knob(k);
+
+	if (v == LUF_KNOB_UNSET)
+		v = luf_knob_default(k);
+	return scnprintf(buf, PAGE_SIZE, "%lu\n", v);
+}
+
+const struct kernel_param_ops luf_knob_param_ops = {
+	.set = luf_knob_param_set,
+	.get = luf_knob_param_get,
+};
+
+#ifdef LUF_KUNIT
+#include "tests/knobs-kunit.h"
+#endif

@@ -7,25 +7,22 @@
  * with migrc_enabled) defer the TLB flush of an order-0 folio whose every
  * PTE was read-only and clean into the luf_batch table (batch.c).
  * Consumers keep it safe: a freed page that a deferred translation may
- * reach is held back (park.c, invariant I1); a write fault or a page-cache
+ * reach is held back (hold.c, invariant I1); a write fault or a page-cache
  * change flushes first (I2); munmap, mprotect, madvise and mremap flush
  * per mm in the core (I3).  Observe mode counts what could be deferred
- * (observe.c).
+ * (stats.c).  Every decision is policy.c's; this file registers the hooks
+ * and carries the decisions out.
  *
- * MIGRC needs no retention list of its own: the migrated-away source folio
+ * MIGRC needs no list of its own: the migrated-away source folio
  * is freed as usual and the free_page hook holds it back like any other
  * page a deferred translation may reach, until the flush.  The destination
  * inherits read-only PTEs, so its first write goes through the write_fault
  * hook.
  */
+#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/pagemap.h>
-#include <linux/fs.h>
-#include <linux/gfp.h>
-#include <linux/mmzone.h>
-#include <linux/page-isolation.h>
 #include <linux/rmap.h>
 #include <linux/string.h>
 #define CREATE_TRACE_POINTS
@@ -36,7 +33,10 @@ static bool allow_unsafe;
 module_param(allow_unsafe, bool, 0444);
 MODULE_PARM_DESC(allow_unsafe, "permit debug_break (testing only)");
 
-int luf_debug_break;
+struct luf_state luf_state = {
+	.knob = { [0 ... LUF_NR_KNOBS - 1] = LUF_KNOB_UNSET },
+	.ugen = 1,
+};
 
 static int luf_debug_break_set(const char *val, const struct kernel_param *kp)
 {
@@ -52,7 +52,7 @@ static int luf_debug_break_set(const char *val, const struct kernel_param *kp)
 		pr_warn("luf: debug_break=%lu removes a required TLB flush\n", v);
 		add_taint(TAINT_USER, LOCKDEP_STILL_OK);
 	}
-	WRITE_ONCE(luf_debug_break, v);
+	WRITE_ONCE(luf_state.debug_break, v);
 	return 0;
 }
 
@@ -60,46 +60,10 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 	.set = luf_debug_break_set,
 	.get = param_get_int,
 };
-module_param_cb(debug_break, &luf_debug_break_ops, &luf_debug_break, 0644);
+module_param_cb(debug_break, &luf_debug_break_ops, &luf_state.debug_break,
+		0644);
 MODULE_PARM_DESC(debug_break,
 		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation does not release held pages");
-
-/* Filesystems whose every page-cache change reaches the file_change hook */
-static bool luf_mapping_hooked(struct address_space *mapping)
-{
-	/*
-	 * Not ext2: its truncate zeroes the tail block (block_truncate_page())
-	 * before the truncate hooks run.
-	 */
-	static const char * const hooked[] = { "ext4", "ext3", "xfs", "tmpfs" };
-	const char *name = mapping->host->i_sb->s_type->name;
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(hooked); i++)
-		if (!strcmp(name, hooked[i]))
-			return true;
-	return false;
-}
-
-static bool luf_folio_deferrable(struct folio *folio)
-{
-	int mt;
-
-	if (folio_test_large(folio) || folio_is_zone_device(folio) ||
-	    folio_test_ksm(folio))
-		return false;
-	mt = luf_pageblock_migratetype(&folio->page);
-	if (is_migrate_cma(mt) || is_migrate_isolate(mt))
-		return false;
-	if (folio_test_anon(folio))
-		return true;
-	return folio->mapping && luf_mapping_hooked(folio->mapping);
-}
-
-static unsigned long luf_max_pending_pages(void)
-{
-	return luf_knob(LUF_KNOB_MAX_PENDING_KB) >> (PAGE_SHIFT - 10);
-}
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
@@ -117,8 +81,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 {
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_unmap_done(ro);
-	if (!luf_may_defer(ro->luf_ctx, ro->luf_reason) ||
-	    !luf_arch_may_take(ro) || !luf_folio_deferrable(folio))
+	if (!luf_unmap_deferrable(folio, ro))
 		return false;
 	if (!luf_batch_defer(folio, ro, luf_max_pending_pages())) {
 		luf_kick(LUF_CAUSE_THRESHOLD);
@@ -152,15 +115,15 @@ static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
 
 static bool luf_hook_free_page(struct page *page, unsigned int order)
 {
-	if (!atomic_long_read(&luf_outstanding))
+	if (!atomic_long_read(&luf_state.pending))
 		return false;
-	return luf_park_page(page, order);
+	return luf_hold_page(page, order);
 }
 
 /* Flush what is deferred before something could make old content wrong */
 static void luf_settle(enum luf_cause cause)
 {
-	if (!atomic_long_read(&luf_outstanding))
+	if (!atomic_long_read(&luf_state.pending))
 		return;
 	/* not here (no consumer calls from such a context today): soon */
 	if (!luf_can_flush()) {
@@ -168,7 +131,7 @@ static void luf_settle(enum luf_cause cause)
 		return;
 	}
 	luf_batch_flush(cause);
-	if (atomic_long_read(&luf_held))
+	if (atomic_long_read(&luf_state.held))
 		luf_kick(cause);
 }
 
@@ -186,40 +149,25 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
 
 /*
  * A PTE of @vma may become writable, or a page be mapped into it where it
- * can be written without another fault (see the write_fault sites in
- * include/linux/luf_hooks.h and kernel-hooks/SAFETY.md).  A read fault counts as
- * much as a write fault: an exclusive swap-in maps writable, and so does
- * any fault in a shared mapping without write-notify.  A private mapping
- * that may be written (VM_MAYWRITE) counts even without VM_WRITE: a
- * forced write (ptrace, /proc/pid/mem) goes straight into an exclusive
- * anonymous page through its read-only PTE, with no fault.  A shared
- * mapping without VM_WRITE gets writable PTEs only through mprotect(),
- * which calls this hook when it adds VM_WRITE.
- *
- * A private mapping's writes are seen by its own mm only, and every
- * deferred unmap of @vma's mm counts in mm->tlb_flush_batched: flushing
- * that mm's pending batched unmaps, as munmap() does, is enough (and costs
- * nothing once they are flushed).  A write to a shared mapping changes the
- * page cache that any mm may still see through a stale entry: if that page
- * cache has deferred folios, everything deferred is flushed.
+ * can be written without another fault: luf_write_fault_scope() (policy.c)
+ * says whether that must flush and how widely.
  */
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
 {
-	bool shared = vma->vm_flags & VM_SHARED;
+	enum luf_scope scope = luf_write_fault_scope(vma->vm_flags, flags);
 
-	if (!(flags & FAULT_FLAG_WRITE) &&
-	    !(vma->vm_flags & (shared ? VM_WRITE : VM_WRITE | VM_MAYWRITE)))
+	if (scope == LUF_SCOPE_NONE)
 		return;
-	if (READ_ONCE(luf_debug_break) == LUF_BREAK_FAULT)
+	if (READ_ONCE(luf_state.debug_break) == LUF_BREAK_FAULT)
 		return;
-	if (!shared) {
+	if (scope == LUF_SCOPE_MM) {
 		/*
 		 * Whatever VMA of the mm the deferred page was in (UFFDIO_MOVE
 		 * moves swap entries between two of them): the mm's own count
 		 * of batched unmaps decides, as for munmap().
 		 */
-		if (atomic_long_read(&luf_outstanding)) {
+		if (atomic_long_read(&luf_state.pending)) {
 			luf_count(LUF_EV_MM_FLUSHES, 1);
 			luf_flush_mm_batched(vma->vm_mm);
 		}
@@ -230,36 +178,25 @@ static void luf_hook_write_fault(struct vm_area_struct *vma,
 }
 
 /*
- * A stale read-only translation shows the page-cache content as it was
- * when the folio was unmapped.  Writes, truncation (including hole
- * punching) and invalidation after the backing store changed make that
- * wrong, so they flush first.  So does remove_mapping(): besides eviction
- * it is how splice(SPLICE_F_MOVE) steals a page-cache page for another
- * file (FUSE), which then writes it in place without freeing it.
- * folio_mkclean() leaves the content as it is.  Only page caches with
- * deferred folios matter (luf_key_pending()).
+ * The page cache of @mapping changes: luf_file_change_flushes() (policy.c)
+ * says which changes flush; only page caches with deferred folios matter.
  */
 static void luf_hook_file_change(struct address_space *mapping,
 				 enum luf_file_why why)
 {
-	if (why == LUF_FILE_MKCLEAN || !luf_key_pending(mapping))
+	if (!luf_file_change_flushes(why) || !luf_key_pending(mapping))
 		return;
-	if (READ_ONCE(luf_debug_break) != LUF_BREAK_WRITE)
+	if (READ_ONCE(luf_state.debug_break) != LUF_BREAK_WRITE)
 		luf_settle(LUF_CAUSE_FILE_CHANGE);
 }
 
-/*
- * Flushing sends IPIs and waits for them: only where the allocation may
- * block, so never under a spinlock or in an atomic section whose holder
- * another CPU may spin on with interrupts off.  Elsewhere the worker
- * releases soon and the allocation falls back as stock 6.12 would.
- */
+/* Release held pages if the allocation may flush (luf_may_flush_alloc()) */
 static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
 			      unsigned int alloc_flags, gfp_t gfp)
 {
-	if (!atomic_long_read(&luf_held))
+	if (!atomic_long_read(&luf_state.held))
 		return false;
-	if (!gfpflags_allow_blocking(gfp) || !luf_can_flush()) {
+	if (!luf_may_flush_alloc(gfp)) {
 		luf_kick(LUF_CAUSE_ZONE_LOW);
 		return false;
 	}
@@ -269,9 +206,10 @@ static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
 /* A held page is neither free nor in use: isolation would wait forever. */
 static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 {
-	if (!atomic_long_read(&luf_held) && !atomic_long_read(&luf_outstanding))
+	if (!atomic_long_read(&luf_state.held) &&
+	    !atomic_long_read(&luf_state.pending))
 		return;
-	if (READ_ONCE(luf_debug_break) == LUF_BREAK_ISOLATE)
+	if (READ_ONCE(luf_state.debug_break) == LUF_BREAK_ISOLATE)
 		return;
 	if (luf_can_flush())
 		luf_release(LUF_CAUSE_ISOLATE);
@@ -309,46 +247,51 @@ static const struct luf_hook_ops luf_ops = {
 	.drain = luf_hook_drain,
 };
 
+/* Set up in this order, torn down in the reverse one */
+static const struct {
+	int (*init)(void);
+	void (*exit)(void);
+} luf_parts[] = {
+	{ luf_batch_init, luf_batch_exit },
+	{ luf_hold_init, luf_hold_exit },
+	{ luf_sysfs_init, luf_sysfs_exit },
+	{ luf_debugfs_init, luf_debugfs_exit },
+};
+
+static void luf_parts_exit(int n)
+{
+	while (n--)
+		luf_parts[n].exit();
+}
+
 static int __init luf_init(void)
 {
-	int ret;
+	int i, ret;
 
-	ret = luf_batch_init();
-	if (ret)
-		return ret;
-	ret = luf_park_init();
-	if (ret)
-		goto err_batch;
-	ret = luf_sysfs_init();
-	if (ret)
-		goto err_park;
-	ret = luf_debugfs_init();
-	if (ret)
-		goto err_sysfs;
+	luf_knobs_init();
+	for (i = 0; i < ARRAY_SIZE(luf_parts); i++) {
+		ret = luf_parts[i].init();
+		if (ret)
+			goto err;
+	}
 	ret = luf_hooks_register(&luf_ops);
 	if (ret)
-		goto err_debugfs;
+		goto err;
 	pr_info("luf: registered\n");
 	return 0;
-
-err_debugfs:
-	luf_debugfs_exit();
-err_sysfs:
-	luf_sysfs_exit();
-err_park:
-	luf_park_exit();
-err_batch:
-	luf_batch_exit();
+err:
+	luf_parts_exit(i);
 	return ret;
 }
 
+/*
+ * luf_hooks_unregister() drains: nothing is deferred or held after it, and
+ * nothing can be any more.
+ */
 static void __exit luf_exit(void)
 {
 	luf_hooks_unregister(&luf_ops);
-	luf_park_exit();
-	luf_debugfs_exit();
-	luf_sysfs_exit();
-	luf_batch_exit();
+	luf_parts_exit(ARRAY_SIZE(luf_parts));
 	pr_info("luf: unregistered\n");
 }
 

@@ -1,45 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Policy knobs in /sys/kernel/mm/luf/.  Writes are root-only (mode 0644);
- * a rejected write returns -EINVAL and leaves the value as it was.
+ * The knobs as files: /sys/kernel/mm/luf/<knob> (root-only writes, mode
+ * 0644; a rejected write returns an error and leaves the value as it was)
+ * and the module parameters of the same names, which set the initial
+ * values (modprobe luf enabled=1, or options luf ... in modprobe.d) and
+ * are read-only once loaded.  Both go through luf_knob_parse() (knobs.c).
  */
 #include <linux/kobject.h>
-#include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/sysfs.h>
 #include "luf.h"
 
-unsigned long luf_knob_val[LUF_NR_KNOBS];
-
 static struct kobject *luf_kobj;
-
-/*
- * init_on_free, page poisoning and debug_pagealloc change or unmap a page
- * as it is freed; LUF keeps pages until their flush but refuses to rely on
- * that where the kernel is configured to check freed pages.
- */
-static bool luf_freed_pages_change(void)
-{
-	return want_init_on_free() || page_poisoning_enabled() ||
-	       debug_pagealloc_enabled();
-}
-
-static unsigned long luf_total_kb(void)
-{
-	return totalram_pages() << (PAGE_SHIFT - 10);
-}
 
 struct luf_knob_attr {
 	struct kobj_attribute attr;
 	enum luf_knob knob;
-	unsigned long min;
-	unsigned long max;		/* 0: total RAM in kB */
 };
-
-static unsigned long luf_knob_max(const struct luf_knob_attr *ka)
-{
-	return ka->max ?: luf_total_kb();
-}
 
 static ssize_t luf_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
@@ -56,38 +34,43 @@ static ssize_t luf_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	unsigned long v;
 	int ret;
 
-	ret = luf_parse_ulong(buf, count, ka->min, luf_knob_max(ka), &v);
+	ret = luf_knob_parse(ka->knob, buf, count, &v);
 	if (ret)
 		return ret;
-	switch (ka->knob) {
-	case LUF_KNOB_ENABLED:
-	case LUF_KNOB_MIGRC_ENABLED:
-		if (v && luf_freed_pages_change())
-			return -EOPNOTSUPP;
-		WRITE_ONCE(luf_knob_val[ka->knob], v);
-		/* Disabling settles everything deferred at once. */
-		if (!v)
-			luf_release(LUF_CAUSE_DISABLE);
-		break;
-	default:
-		WRITE_ONCE(luf_knob_val[ka->knob], v);
-	}
+	WRITE_ONCE(luf_state.knob[ka->knob], v);
+	if (luf_knob_settles(ka->knob, v))
+		luf_release(LUF_CAUSE_DISABLE);
 	return count;
 }
 
-#define LUF_KNOB(_name, _knob, _min, _max)				\
+/*
+ * One knob: its sysfs file and its module parameter (whose argument is
+ * the knob's number), each with the knob's name.
+ */
+#define LUF_KNOB(_name, _knob)						\
 	static struct luf_knob_attr luf_attr_##_name = {		\
-		.attr = __ATTR(_name, 0644, luf_knob_show, luf_knob_store), \
+		.attr = { .attr = { .name = #_name, .mode = 0644 },	\
+			  .show = luf_knob_show, .store = luf_knob_store }, \
 		.knob = _knob,						\
-		.min = _min,						\
-		.max = _max,						\
-	}
+	};								\
+	module_param_cb(_name, &luf_knob_param_ops, &luf_attr_##_name.knob, \
+			0444)
 
-LUF_KNOB(enabled, LUF_KNOB_ENABLED, 0, 1);
-LUF_KNOB(migrc_enabled, LUF_KNOB_MIGRC_ENABLED, 0, 1);
-LUF_KNOB(observe, LUF_KNOB_OBSERVE, 0, 1);
-LUF_KNOB(max_pending_kb, LUF_KNOB_MAX_PENDING_KB, 1, 0);
-LUF_KNOB(max_defer_ms, LUF_KNOB_MAX_DEFER_MS, 1, 60000);
+LUF_KNOB(enabled, LUF_KNOB_ENABLED);
+MODULE_PARM_DESC(enabled,
+		 "LUF: reclaim defers read-only TLB flushes (0-1, default 0)");
+LUF_KNOB(migrc_enabled, LUF_KNOB_MIGRC_ENABLED);
+MODULE_PARM_DESC(migrc_enabled,
+		 "MIGRC: NUMA migration defers read-only TLB flushes (0-1, default 0)");
+LUF_KNOB(observe, LUF_KNOB_OBSERVE);
+MODULE_PARM_DESC(observe,
+		 "count read-only unmaps and their flush cost (0-1, default 1)");
+LUF_KNOB(max_pending_kb, LUF_KNOB_MAX_PENDING_KB);
+MODULE_PARM_DESC(max_pending_kb,
+		 "bound on memory held back, KiB (1-MemTotal, default min(65536, MemTotal/16))");
+LUF_KNOB(max_defer_ms, LUF_KNOB_MAX_DEFER_MS);
+MODULE_PARM_DESC(max_defer_ms,
+		 "bound on how long a flush may wait, ms (1-60000, default 5000)");
 
 static struct attribute *luf_attrs[] = {
 	&luf_attr_enabled.attr.attr,
@@ -102,21 +85,14 @@ static const struct attribute_group luf_attr_group = {
 	.attrs = luf_attrs,
 };
 
+/**
+ * luf_sysfs_init - create /sys/kernel/mm/luf/
+ *
+ * Return: 0 or a negative errno.
+ */
 int luf_sysfs_init(void)
 {
 	int ret;
-
-	luf_knob_val[LUF_KNOB_ENABLED] = 0;
-	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 0;
-	luf_knob_val[LUF_KNOB_OBSERVE] = 1;
-	luf_knob_val[LUF_KNOB_MAX_PENDING_KB] = min(65536UL, luf_total_kb() / 16);
-	/*
-	 * Nothing but memory depends on how long a flush waits: held pages
-	 * are bounded by max_pending_kb and given back under pressure, and
-	 * every change of content flushes first.  Each expiry costs one
-	 * round of IPIs, so the bound is seconds, not milliseconds.
-	 */
-	luf_knob_val[LUF_KNOB_MAX_DEFER_MS] = 5000;
 
 	luf_kobj = kobject_create_and_add("luf", mm_kobj);
 	if (!luf_kobj)
@@ -127,6 +103,9 @@ int luf_sysfs_init(void)
 	return ret;
 }
 
+/**
+ * luf_sysfs_exit - remove /sys/kernel/mm/luf/
+ */
 void luf_sysfs_exit(void)
 {
 	sysfs_remove_group(luf_kobj, &luf_attr_group);

@@ -3,18 +3,21 @@
  * ugen: generations of deferred flushes.
  *
  * Every deferred unmap joins the open luf_batch entry, whose generation is
- * luf_ugen.  Closing the entry (to flush it, or because it is full) moves
- * luf_ugen on.  Each CPU records, just before it flushes its whole TLB,
- * the newest generation that flush covers: every entry closed before the
- * flush began, that is luf_ugen - 1 read before the flush.  A CPU whose
- * record is at or past an entry's generation needs no IPI for it.
+ * luf_state.ugen.  Closing the entry (to flush it, or because it is full)
+ * moves luf_state.ugen on.  Each CPU records, just before it flushes its
+ * whole TLB, the newest generation that flush covers: every entry closed
+ * before the flush began, that is luf_state.ugen - 1 read before the
+ * flush.  A CPU whose record is at or past an entry's generation needs no
+ * IPI for it (luf_ugen_prune(), which also holds the rule for batches
+ * without a cpumask).
  *
  * Generations are u32 and compared wrap-safely; 0 is never handed out
  * (luf_gen_next()) and means "no record".  A record older than
  * LUF_GEN_HORIZON is dropped at the next flush (luf_ugen_expire()), so it
  * cannot look recent again when the counter wraps: between two flushes
- * luf_ugen moves by at most LUF_NR_BATCH.
+ * luf_state.ugen moves by at most LUF_NR_BATCH.
  */
+#include <linux/cpumask.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include "luf.h"
@@ -24,7 +27,6 @@ static uint gen_start = 1;
 module_param(gen_start, uint, 0444);
 MODULE_PARM_DESC(gen_start, "first generation (1-4294967295; testing the u32 wrap)");
 
-u32 luf_ugen = 1;
 static DEFINE_PER_CPU(u32, luf_cpu_flushed_gen);
 
 /* The generation this CPU's flush in progress will cover, 0: none */
@@ -51,7 +53,7 @@ void luf_ugen_cpu_flush(bool done)
 		 * the flush (x86: CR3 writes serialise; arm64: the DSB of
 		 * local_flush_tlb_all()).
 		 */
-		gen = smp_load_acquire(&luf_ugen) - 1;
+		gen = smp_load_acquire(&luf_state.ugen) - 1;
 		this_cpu_write(luf_cpu_flush_gen, gen ?: U32_MAX);
 		return;
 	}
@@ -64,16 +66,10 @@ void luf_ugen_cpu_flush(bool done)
 	this_cpu_write(luf_cpu_flushed_gen, gen);
 }
 
-/**
- * luf_ugen_prune - drop CPUs that flushed since @gen was closed
- * @mask: CPUs that may hold stale entries of generation @gen
- * @gen: a closed generation
- *
- * Return: number of CPUs removed from @mask.
- */
-unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen)
+/* Drop the CPUs in @mask that flushed since @gen was closed; how many */
+static unsigned int luf_ugen_prune_mask(struct cpumask *mask, u32 gen)
 {
-	u32 now = READ_ONCE(luf_ugen);
+	u32 now = READ_ONCE(luf_state.ugen);
 	unsigned int cpu, pruned = 0;
 
 	for_each_cpu(cpu, mask) {
@@ -96,7 +92,7 @@ unsigned int luf_ugen_prune(struct cpumask *mask, u32 gen)
  */
 bool luf_ugen_all_flushed(u32 gen)
 {
-	u32 now = READ_ONCE(luf_ugen);
+	u32 now = READ_ONCE(luf_state.ugen);
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu)
@@ -107,6 +103,33 @@ bool luf_ugen_all_flushed(u32 gen)
 }
 
 /**
+ * luf_ugen_prune - drop from @b what CPU flush records show is gone
+ * @b: the batch of a closed table entry, about to be flushed
+ * @gen: its generation
+ *
+ * A batch with a cpumask (x86: the CPUs a flush interrupts) loses every
+ * CPU whose record covers @gen.  A batch without one (arm64: broadcast
+ * TLBIs by ASID) cannot tell which CPUs cache its entries, but an ASID
+ * rollover makes every CPU invalidate its whole local TLB before it next
+ * switches mm (cpu_flush hook).  Once every CPU has done so since @gen
+ * closed, no TLB holds an entry of @b and it needs no broadcast at all.
+ *
+ * Return: number of CPUs dropped; for a batch without a cpumask, every
+ * possible CPU or none.
+ */
+unsigned int luf_ugen_prune(struct arch_tlbflush_unmap_batch *b, u32 gen)
+{
+	struct cpumask *mask = luf_arch_mask(b);
+
+	if (mask)
+		return luf_ugen_prune_mask(mask, gen);
+	if (luf_arch_empty(b) || !luf_ugen_all_flushed(gen))
+		return 0;
+	luf_arch_clear(b);
+	return num_possible_cpus();
+}
+
+/**
  * luf_ugen_expire - drop every CPU record older than LUF_GEN_HORIZON
  *
  * Called on every flush.  A CPU that records a flush meanwhile keeps its
@@ -114,7 +137,7 @@ bool luf_ugen_all_flushed(u32 gen)
  */
 void luf_ugen_expire(void)
 {
-	u32 now = READ_ONCE(luf_ugen);
+	u32 now = READ_ONCE(luf_state.ugen);
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu) {
@@ -135,8 +158,12 @@ u32 luf_ugen_reset(void)
 {
 	unsigned int cpu;
 
-	WRITE_ONCE(luf_ugen, gen_start ?: 1);
+	WRITE_ONCE(luf_state.ugen, gen_start ?: 1);
 	for_each_possible_cpu(cpu)
 		per_cpu(luf_cpu_flushed_gen, cpu) = 0;
-	return luf_ugen;
+	return luf_state.ugen;
 }
+
+#ifdef LUF_KUNIT
+#include "tests/ugen-kunit.h"
+#endif

@@ -1,26 +1,18 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * arm64 batch helpers.  Stock arm64 broadcasts a TLBI VALE1IS per page as a
  * PTE joins a batch and only waits with a DSB at flush time; no remote CPU
  * is interrupted, the broadcasts are the cost.  When LUF defers, its
  * read-only batch is lazy (kernel-hooks 0004): the per-page TLBIs are left
  * out, the batch records the ASIDs, and the deferred flush sends one TLBI
- * ASIDE1IS per ASID (or one VMALLE1IS) and a DSB.
+ * ASIDE1IS per ASID (or one VMALLE1IS) and a DSB.  There is no cpumask
+ * (luf.h's defaults: no remote CPUs, no mask, the flush broadcasts).
  */
+#ifndef _LUF_ARCH_ARM64_H
+#define _LUF_ARCH_ARM64_H
+
 #include <linux/sched.h>
 #include <asm/tlbflush.h>
-#include "luf.h"
-
-/**
- * luf_arch_batch_remote_cpus - CPUs a flush of @ubc would interrupt
- * @ubc: an unmap batch about to be flushed
- *
- * Return: always 0 on arm64, which sends no flush IPIs.
- */
-unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
-{
-	return 0;
-}
 
 /**
  * luf_arch_set_lazy - have the read-only batch leave per-page TLBIs out
@@ -30,10 +22,12 @@ unsigned int luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
  * A lazy batch that LUF does not take after all is folded into the
  * task's batch, whose flush then invalidates the recorded ASIDs.
  */
-void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy)
+static inline void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy)
 {
 	ro->arch.lazy = lazy;
 }
+
+#define luf_arch_set_lazy luf_arch_set_lazy
 
 /**
  * luf_arch_pages_left_out - per-page TLBIs a lazy batch did not send
@@ -41,10 +35,13 @@ void luf_arch_set_lazy(struct tlbflush_unmap_batch *ro, bool lazy)
  *
  * Return: the number of PTEs added to @ro since it was last cleared.
  */
-unsigned int luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro)
+static inline unsigned int
+luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro)
 {
 	return ro->arch.nr_pages;
 }
+
+#define luf_arch_pages_left_out luf_arch_pages_left_out
 
 /**
  * luf_arch_flush_tlbis - broadcast TLBIs a flush of @b sends
@@ -52,18 +49,21 @@ unsigned int luf_arch_pages_left_out(const struct tlbflush_unmap_batch *ro)
  *
  * Return: one per recorded ASID, or one for everything.
  */
-unsigned int luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b)
+static inline unsigned int
+luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b)
 {
 	return b->nr_asids > ARM64_TLBBATCH_ASIDS ? 1 : b->nr_asids;
 }
+
+#define luf_arch_flush_tlbis luf_arch_flush_tlbis
 
 /**
  * luf_arch_fold - add the ASIDs (and left-out pages) of @src to @dst
  * @dst: accumulating batch
  * @src: batch to add
  */
-void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
-		   struct arch_tlbflush_unmap_batch *src)
+static inline void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
+				 struct arch_tlbflush_unmap_batch *src)
 {
 	arch_tlbbatch_fold(dst, src);
 }
@@ -72,7 +72,7 @@ void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
  * luf_arch_clear - empty a batch
  * @b: the batch
  */
-void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
+static inline void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
 {
 	arch_tlbbatch_clear(b);
 }
@@ -85,30 +85,12 @@ void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
  * ASIDs recorded.  A batch that was not lazy (the knob changed in
  * between) has TLBIs in flight that only the core's DSB waits for.
  */
-bool luf_arch_may_take(const struct tlbflush_unmap_batch *ro)
+static inline bool luf_arch_may_take(const struct tlbflush_unmap_batch *ro)
 {
 	return ro->arch.lazy;
 }
 
-/**
- * luf_arch_prune - drop what is provably gone from @b
- * @b: a closed table entry about to be flushed
- * @gen: its generation
- *
- * Nothing tells which CPUs cache an ASID, but an ASID rollover makes every
- * CPU invalidate its whole local TLB before it next switches mm (cpu_flush
- * hook).  Once every CPU has done so since @gen closed, no TLB holds an
- * entry of @b and it needs no broadcast at all.
- *
- * Return: number of CPUs that made the broadcast unnecessary, or 0.
- */
-unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen)
-{
-	if (!b->nr_asids || !luf_ugen_all_flushed(gen))
-		return 0;
-	arch_tlbbatch_clear(b);
-	return num_possible_cpus();
-}
+#define luf_arch_may_take luf_arch_may_take
 
 /**
  * luf_arch_empty - does flushing @b do nothing?
@@ -116,13 +98,9 @@ unsigned int luf_arch_prune(struct arch_tlbflush_unmap_batch *b, u32 gen)
  *
  * Return: true if no ASID is recorded (every entry was pruned).
  */
-bool luf_arch_empty(const struct arch_tlbflush_unmap_batch *b)
+static inline bool luf_arch_empty(const struct arch_tlbflush_unmap_batch *b)
 {
 	return !b->nr_asids;
 }
 
-/* No cpumask: the batch flush broadcasts. */
-struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
-{
-	return NULL;
-}
+#endif /* _LUF_ARCH_ARM64_H */

@@ -3,8 +3,8 @@
  * Pages held back from the allocator while a deferred translation may
  * still reach them (invariant I1).
  *
- * The free_page hook parks a pending page on luf_parked instead of letting
- * it reach pcp or buddy.  Parked pages go back in bulk, after one flush,
+ * The free_page hook holds a pending page on luf_held_list instead of
+ * letting it reach pcp or buddy.  Held pages go back in bulk, after one flush,
  * from process context only: on the max_defer_ms timer, when deferred
  * memory reaches max_pending_kb, from the shrinker, when an allocation
  * finds a zone low, when LUF is disabled and on unload.
@@ -18,10 +18,8 @@
 #include "luf.h"
 #include "trace.h"
 
-static LIST_HEAD(luf_parked);
-static DEFINE_SPINLOCK(luf_park_lock);	/* taken from any context */
-atomic_long_t luf_held;
-atomic_long_t luf_held_peak;		/* highest luf_held since load */
+static LIST_HEAD(luf_held_list);
+static DEFINE_SPINLOCK(luf_hold_lock);	/* taken from any context */
 
 static struct workqueue_struct *luf_wq;
 static struct delayed_work luf_timer_work;
@@ -29,14 +27,14 @@ static struct work_struct luf_release_work;
 static struct shrinker *luf_shrinker;
 
 /**
- * luf_park_page - hold @page back if a deferred translation may reach it
+ * luf_hold_page - hold @page back if a deferred translation may reach it
  * @page: page being freed
  * @order: its order
  *
  * Context: any; never flushes.
- * Return: true if the page is now parked.
+ * Return: true if the page is now held.
  */
-bool luf_park_page(struct page *page, unsigned int order)
+bool luf_hold_page(struct page *page, unsigned int order)
 {
 	unsigned long pfn = page_to_pfn(page), flags;
 	long held, peak;
@@ -49,27 +47,28 @@ bool luf_park_page(struct page *page, unsigned int order)
 	 * the list, so a page whose flush it made is either seen as settled
 	 * here or taken and given back there, never left behind.
 	 */
-	spin_lock_irqsave(&luf_park_lock, flags);
+	spin_lock_irqsave(&luf_hold_lock, flags);
 	if (!luf_pfn_pending(pfn)) {
-		spin_unlock_irqrestore(&luf_park_lock, flags);
+		spin_unlock_irqrestore(&luf_hold_lock, flags);
 		return false;
 	}
-	list_add_tail(&page->lru, &luf_parked);
-	spin_unlock_irqrestore(&luf_park_lock, flags);
+	list_add_tail(&page->lru, &luf_held_list);
+	spin_unlock_irqrestore(&luf_hold_lock, flags);
 	/* Offlining or a contiguous allocation waits for this page. */
 	if (is_migrate_isolate(luf_pageblock_migratetype(page)) &&
-	    READ_ONCE(luf_debug_break) != LUF_BREAK_ISOLATE)
+	    READ_ONCE(luf_state.debug_break) != LUF_BREAK_ISOLATE)
 		luf_kick(LUF_CAUSE_ISOLATE);
-	held = atomic_long_inc_return(&luf_held);
-	peak = atomic_long_read(&luf_held_peak);
-	while (held > peak && !atomic_long_try_cmpxchg(&luf_held_peak, &peak, held))
+	held = atomic_long_inc_return(&luf_state.held);
+	peak = atomic_long_read(&luf_state.held_peak);
+	while (held > peak &&
+	       !atomic_long_try_cmpxchg(&luf_state.held_peak, &peak, held))
 		;
-	luf_count(LUF_EV_PARKED, 1);
+	luf_count(LUF_EV_HELD, 1);
 	return true;
 }
 
 /**
- * luf_release - flush everything deferred and free every parked page
+ * luf_release - flush everything deferred and free every held page
  * @cause: why, for the counters
  *
  * Context: task context with IRQs enabled; does not sleep.
@@ -83,9 +82,9 @@ unsigned long luf_release(enum luf_cause cause)
 	LIST_HEAD(keep);
 
 	luf_batch_flush(cause);
-	spin_lock_irqsave(&luf_park_lock, flags);
-	list_splice_init(&luf_parked, &list);
-	spin_unlock_irqrestore(&luf_park_lock, flags);
+	spin_lock_irqsave(&luf_hold_lock, flags);
+	list_splice_init(&luf_held_list, &list);
+	spin_unlock_irqrestore(&luf_hold_lock, flags);
 
 	list_for_each_entry_safe(page, next, &list, lru) {
 		unsigned long pfn = page_to_pfn(page);
@@ -101,16 +100,16 @@ unsigned long luf_release(enum luf_cause cause)
 		freed++;
 	}
 	if (!list_empty(&keep)) {
-		spin_lock_irqsave(&luf_park_lock, flags);
-		list_splice(&keep, &luf_parked);
-		spin_unlock_irqrestore(&luf_park_lock, flags);
+		spin_lock_irqsave(&luf_hold_lock, flags);
+		list_splice(&keep, &luf_held_list);
+		spin_unlock_irqrestore(&luf_hold_lock, flags);
 	}
-	atomic_long_sub(freed, &luf_held);
+	atomic_long_sub(freed, &luf_state.held);
 	luf_count(LUF_EV_RELEASED, freed);
 	luf_count(LUF_EV_RELEASED_BASE + cause, freed);
 	trace_luf_release(freed, cause);
 	/* Deferred meanwhile: the timer still bounds how long it waits. */
-	if (atomic_long_read(&luf_outstanding))
+	if (atomic_long_read(&luf_state.pending))
 		luf_kick(LUF_CAUSE_TIMER);
 	return freed;
 }
@@ -149,7 +148,7 @@ void luf_kick(enum luf_cause cause)
 static unsigned long luf_shrink_count(struct shrinker *s,
 				      struct shrink_control *sc)
 {
-	return atomic_long_read(&luf_held) ?: SHRINK_EMPTY;
+	return atomic_long_read(&luf_state.held) ?: SHRINK_EMPTY;
 }
 
 static unsigned long luf_shrink_scan(struct shrinker *s,
@@ -160,10 +159,15 @@ static unsigned long luf_shrink_scan(struct shrinker *s,
 	return luf_release(LUF_CAUSE_SHRINKER);
 }
 
-int luf_park_init(void)
+/**
+ * luf_hold_init - set up the release worker, its timer and the shrinker
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int luf_hold_init(void)
 {
-	atomic_long_set(&luf_held, 0);
-	atomic_long_set(&luf_held_peak, 0);
+	atomic_long_set(&luf_state.held, 0);
+	atomic_long_set(&luf_state.held_peak, 0);
 	luf_wq = alloc_workqueue("luf", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!luf_wq)
 		return -ENOMEM;
@@ -181,14 +185,18 @@ int luf_park_init(void)
 	return 0;
 }
 
-/* After luf_hooks_unregister(): nothing can be parked or deferred now. */
-void luf_park_exit(void)
+/**
+ * luf_hold_exit - tear down what luf_hold_init() set up
+ *
+ * After luf_hooks_unregister(): nothing can be held or deferred now.
+ */
+void luf_hold_exit(void)
 {
 	shrinker_free(luf_shrinker);
 	cancel_delayed_work_sync(&luf_timer_work);
 	cancel_work_sync(&luf_release_work);
 	/* The drain settled everything: nothing may be left held. */
-	if (WARN_ON_ONCE(atomic_long_read(&luf_held)))
+	if (WARN_ON_ONCE(atomic_long_read(&luf_state.held)))
 		luf_release(LUF_CAUSE_UNLOAD);
 	cancel_delayed_work_sync(&luf_timer_work);
 	destroy_workqueue(luf_wq);

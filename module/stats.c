@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Statistics of luf.ko: the per-CPU counters behind /sys/kernel/debug/luf/
+ * (debugfs.c), their names, and what observe mode counts.
+ *
  * Observe mode: what would LUF save here?
  *
  * While /sys/kernel/mm/luf/observe is 1, reclaim and migration unmap with
@@ -18,19 +21,20 @@
 
 DEFINE_PER_CPU(struct luf_stats, luf_stats);
 
-const char * const luf_ctx_name[LUF_CTX_NR] = {
-	[LUF_CTX_RECLAIM] = "reclaim",
-	[LUF_CTX_MIGRATE] = "migrate",
+/*
+ * The names of the counters in /sys/kernel/debug/luf/, in the order of
+ * their enums in luf.h.
+ */
+const char * const luf_ctx_name[] = { "reclaim", "migrate" };
+
+static_assert(ARRAY_SIZE(luf_ctx_name) == LUF_CTX_NR);
+
+const char * const luf_path_stat_name[] = {
+	"unmaps", "ro_folios", "flush_rounds", "flush_rounds_ro_only",
+	"flush_cpus", "deferred",
 };
 
-const char * const luf_path_stat_name[LUF_PS_NR] = {
-	[LUF_PS_UNMAPS] = "unmaps",
-	[LUF_PS_RO_FOLIOS] = "ro_folios",
-	[LUF_PS_FLUSH_ROUNDS] = "flush_rounds",
-	[LUF_PS_FLUSH_ROUNDS_RO_ONLY] = "flush_rounds_ro_only",
-	[LUF_PS_FLUSH_CPUS] = "flush_cpus",
-	[LUF_PS_DEFERRED] = "deferred",
-};
+static_assert(ARRAY_SIZE(luf_path_stat_name) == LUF_PS_NR);
 
 /* Same spelling as the migrate tracepoints */
 const char * const luf_reason_name[MR_TYPES] = {
@@ -46,37 +50,26 @@ const char * const luf_reason_name[MR_TYPES] = {
 	[MR_DAMON] = "damon",
 };
 
-const char * const luf_reason_stat_name[LUF_RS_NR] = {
-	[LUF_RS_UNMAPS] = "unmaps",
-	[LUF_RS_RO_FOLIOS] = "ro_folios",
-	[LUF_RS_DEFERRED] = "deferred",
+const char * const luf_reason_stat_name[] = {
+	"unmaps", "ro_folios", "deferred",
 };
 
-const char * const luf_event_name[LUF_EV_FORCED_BASE] = {
-	[LUF_EV_DEFERRED] = "deferred_folios",
-	[LUF_EV_PARKED] = "held_pages_total",
-	[LUF_EV_RELEASED] = "released_pages",
-	[LUF_EV_FLUSHES] = "flushes",
-	[LUF_EV_FLUSH_CPUS] = "flush_cpus",
-	[LUF_EV_FLUSHES_SKIPPED] = "flushes_skipped",
-	[LUF_EV_CPUS_PRUNED] = "cpus_pruned",
-	[LUF_EV_TLBI_AVOIDED] = "tlbi_avoided",
-	[LUF_EV_TLBI_ISSUED] = "tlbi_issued",
-	[LUF_EV_MIGRC_RETAINED] = "migrc_retained",
-	[LUF_EV_MM_FLUSHES] = "mm_flushes",
+static_assert(ARRAY_SIZE(luf_reason_stat_name) == LUF_RS_NR);
+
+const char * const luf_event_name[] = {
+	"deferred_folios", "held_pages_total", "released_pages", "flushes",
+	"flush_cpus", "flushes_skipped", "cpus_pruned", "tlbi_avoided",
+	"tlbi_issued", "migrc_retained", "mm_flushes",
 };
 
-const char * const luf_cause_name[LUF_NR_CAUSES] = {
-	[LUF_CAUSE_WRITE_FAULT] = "write_fault",
-	[LUF_CAUSE_FILE_CHANGE] = "file_change",
-	[LUF_CAUSE_ZONE_LOW] = "zone_low",
-	[LUF_CAUSE_SHRINKER] = "shrinker",
-	[LUF_CAUSE_TIMER] = "timer",
-	[LUF_CAUSE_THRESHOLD] = "threshold",
-	[LUF_CAUSE_DISABLE] = "disable",
-	[LUF_CAUSE_UNLOAD] = "unload",
-	[LUF_CAUSE_ISOLATE] = "isolate",
+static_assert(ARRAY_SIZE(luf_event_name) == LUF_EV_FORCED_BASE);
+
+const char * const luf_cause_name[] = {
+	"write_fault", "file_change", "zone_low", "shrinker", "timer",
+	"threshold", "disable", "unload", "isolate",
 };
+
+static_assert(ARRAY_SIZE(luf_cause_name) == LUF_NR_CAUSES);
 
 /**
  * luf_stat_sum - sum one counter over all CPUs
@@ -99,7 +92,18 @@ static bool luf_reason_ok(int reason)
 	return reason >= 0 && reason < MR_TYPES;
 }
 
-/* Hooks run with preemption disabled: the per-CPU ops need no guard. */
+/*
+ * Hooks run with preemption disabled: the per-CPU ops below need no guard.
+ */
+
+/**
+ * luf_observe_defer_ok - count an unmap that reclaim or migration begins
+ * @ctx: reclaim or migration
+ * @reason: the migrate_reason of a migration
+ *
+ * Return: true: observe mode has every such unmap separate its read-only
+ * PTEs.
+ */
 bool luf_observe_defer_ok(enum luf_ctx ctx, int reason)
 {
 	__this_cpu_inc(luf_stats.path[ctx][LUF_PS_UNMAPS]);
@@ -108,6 +112,10 @@ bool luf_observe_defer_ok(enum luf_ctx ctx, int reason)
 	return true;
 }
 
+/**
+ * luf_observe_unmap_done - count a folio unmapped with every PTE read-only
+ * @ro: its read-only batch
+ */
 void luf_observe_unmap_done(const struct tlbflush_unmap_batch *ro)
 {
 	unsigned int ctx = ro->luf_ctx;
@@ -119,6 +127,10 @@ void luf_observe_unmap_done(const struct tlbflush_unmap_batch *ro)
 		__this_cpu_inc(luf_stats.reason[ro->luf_reason][LUF_RS_RO_FOLIOS]);
 }
 
+/**
+ * luf_observe_flush - count a batched flush that covers read-only entries
+ * @ubc: the batch about to be flushed
+ */
 void luf_observe_flush(const struct tlbflush_unmap_batch *ubc)
 {
 	unsigned int cpus = 0;
@@ -139,7 +151,13 @@ void luf_observe_flush(const struct tlbflush_unmap_batch *ubc)
 	}
 }
 
-/* Deferral counters run whether or not observe is on. */
+/**
+ * luf_count_deferred - count a folio whose flush was deferred
+ * @ctx: reclaim or migration
+ * @reason: the migrate_reason of a migration
+ *
+ * Deferral counters run whether or not observe is on.
+ */
 void luf_count_deferred(enum luf_ctx ctx, int reason)
 {
 	luf_count(LUF_EV_DEFERRED, 1);

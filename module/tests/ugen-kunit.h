@@ -1,132 +1,14 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
- * KUnit tests for the pure logic of luf.ko: knob parsing, the deferral
- * policy by migration reason, generation
- * arithmetic (wraparound included), table keys and the pruning of entries
- * by CPU flush records.  Built as luf_kunit.ko; the code under test is
- * compiled into this module rather than exported.
+ * KUnit cases of ugen.c, included at its end when it is built into
+ * luf_kunit.ko (tests/luf_kunit.c): generation arithmetic (wraparound
+ * included), table keys and the pruning of entries by CPU flush records.
  */
+#ifndef _LUF_UGEN_KUNIT_H
+#define _LUF_UGEN_KUNIT_H
+
 #include <kunit/test.h>
 #include <linux/limits.h>
-#include "luf.h"
-
-#include "knobs.c"
-#include "ugen.c"
-#ifdef CONFIG_X86
-#include "arch_x86.c"
-#else
-#include "arch_arm64.c"
-#endif
-
-struct luf_parse_case {
-	const char *in;
-	unsigned long min, max;
-	int ret;
-	unsigned long val;
-};
-
-static const struct luf_parse_case luf_parse_cases[] = {
-	{ "0", 0, 1, 0, 0 },
-	{ "1", 0, 1, 0, 1 },
-	{ "1\n", 0, 1, 0, 1 },
-	{ "60000\n", 1, 60000, 0, 60000 },
-	{ "18446744073709551615", 0, ULONG_MAX, 0, ULONG_MAX },
-	{ "2", 0, 1, -EINVAL },
-	{ "0", 1, 60000, -EINVAL },
-	{ "60001", 1, 60000, -EINVAL },
-	{ "", 0, 1, -EINVAL },
-	{ "\n", 0, 1, -EINVAL },
-	{ "1\n\n", 0, 1, -EINVAL },
-	{ "abc", 0, 1, -EINVAL },
-	{ "1x", 0, 1, -EINVAL },
-	{ " 1", 0, 1, -EINVAL },
-	{ "1 ", 0, 1, -EINVAL },
-	{ "+1", 0, 1, -EINVAL },
-	{ "-1", 0, 1, -EINVAL },
-	{ "0x10", 0, 100, -EINVAL },
-	{ "1 2", 0, 100, -EINVAL },
-	{ "18446744073709551616", 0, ULONG_MAX, -EINVAL },
-	{ "99999999999999999999999", 0, ULONG_MAX, -EINVAL },
-};
-
-static void luf_parse_table(struct kunit *test)
-{
-	const struct luf_parse_case *c;
-	unsigned long v;
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(luf_parse_cases); i++) {
-		c = &luf_parse_cases[i];
-		v = 12345;
-		KUNIT_EXPECT_EQ_MSG(test, luf_parse_ulong(c->in, strlen(c->in),
-							  c->min, c->max, &v),
-				    c->ret, "input \"%s\"", c->in);
-		KUNIT_EXPECT_EQ_MSG(test, v, c->ret ? 12345UL : c->val,
-				    "input \"%s\"", c->in);
-	}
-}
-
-/* sysfs hands over exactly count bytes: nothing past them may matter */
-static void luf_parse_not_terminated(struct kunit *test)
-{
-	unsigned long v = 0;
-
-	KUNIT_EXPECT_EQ(test, luf_parse_ulong("15junk", 2, 0, 100, &v), 0);
-	KUNIT_EXPECT_EQ(test, v, 15UL);
-	KUNIT_EXPECT_EQ(test, luf_parse_ulong("7\nx", 2, 0, 100, &v), 0);
-	KUNIT_EXPECT_EQ(test, v, 7UL);
-	KUNIT_EXPECT_EQ(test, luf_parse_ulong("7\nx", 3, 0, 100, &v), -EINVAL);
-}
-
-/* luf.ko keeps the knob values in sysfs.c; here they are the test's */
-unsigned long luf_knob_val[LUF_NR_KNOBS];
-
-/*
- * Only migrations between NUMA nodes defer: never compaction, contiguous
- * allocation, hotplug, memory failure, long-term pinning or DAMON, with
- * every knob on; reclaim follows enabled, migration migrc_enabled.
- */
-static void luf_policy(struct kunit *test)
-{
-	static const int nodes[] = { MR_DEMOTION, MR_NUMA_MISPLACED, MR_SYSCALL,
-				     MR_MEMPOLICY_MBIND };
-	static const int never[] = { MR_COMPACTION, MR_MEMORY_FAILURE,
-				     MR_MEMORY_HOTPLUG, MR_CONTIG_RANGE,
-				     MR_LONGTERM_PIN, MR_DAMON };
-	int i;
-
-	BUILD_BUG_ON(ARRAY_SIZE(nodes) + ARRAY_SIZE(never) != MR_TYPES);
-	luf_knob_val[LUF_KNOB_ENABLED] = 1;
-	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 1;
-	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
-	for (i = 0; i < ARRAY_SIZE(nodes); i++)
-		KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_MIGRATE, nodes[i]));
-	for (i = 0; i < ARRAY_SIZE(never); i++)
-		KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_MIGRATE, never[i]));
-
-	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 0;
-	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
-	for (i = 0; i < ARRAY_SIZE(nodes); i++)
-		KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_MIGRATE, nodes[i]));
-
-	luf_knob_val[LUF_KNOB_ENABLED] = 0;
-	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 1;
-	KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
-	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_MIGRATE, MR_DEMOTION));
-	luf_knob_val[LUF_KNOB_MIGRC_ENABLED] = 0;
-}
-
-static struct kunit_case luf_knob_cases[] = {
-	KUNIT_CASE(luf_parse_table),
-	KUNIT_CASE(luf_parse_not_terminated),
-	KUNIT_CASE(luf_policy),
-	{}
-};
-
-static struct kunit_suite luf_knob_suite = {
-	.name = "luf_knobs",
-	.test_cases = luf_knob_cases,
-};
 
 static void luf_gen_order(struct kunit *test)
 {
@@ -205,7 +87,7 @@ static void luf_fill_batch(struct arch_tlbflush_unmap_batch *b)
 }
 
 /*
- * Generation 4 is closed (luf_ugen 5).  Its batch needs nothing only once
+ * Generation 4 is closed (luf_state.ugen 5).  Its batch needs nothing only once
  * every CPU has recorded a flush that covers it; x86 drops the CPUs that
  * did one by one, arm64 (no per-CPU batch) only when all did.  The open
  * generation is never covered by a record taken while it is open.
@@ -216,27 +98,27 @@ static void luf_prune_by_records(struct kunit *test)
 	unsigned int n = num_possible_cpus();
 
 	luf_ugen_reset();
-	WRITE_ONCE(luf_ugen, 5);
+	WRITE_ONCE(luf_state.ugen, 5);
 
 	luf_fill_batch(&b);
 	luf_set_records(3, 3);
-	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 4), 0U);
+	KUNIT_EXPECT_EQ(test, luf_ugen_prune(&b, 4), 0U);
 	KUNIT_EXPECT_FALSE(test, luf_arch_empty(&b));
 
 	luf_fill_batch(&b);
 	luf_set_records(4, 3);
 	KUNIT_EXPECT_FALSE(test, luf_ugen_all_flushed(4));
 #ifdef CONFIG_X86
-	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 4), n - 1);
+	KUNIT_EXPECT_EQ(test, luf_ugen_prune(&b, 4), n - 1);
 #else
-	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 4), 0U);
+	KUNIT_EXPECT_EQ(test, luf_ugen_prune(&b, 4), 0U);
 #endif
 	KUNIT_EXPECT_FALSE(test, luf_arch_empty(&b));
 
 	luf_fill_batch(&b);
 	luf_set_records(4, 4);
 	KUNIT_EXPECT_TRUE(test, luf_ugen_all_flushed(4));
-	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 4), n);
+	KUNIT_EXPECT_EQ(test, luf_ugen_prune(&b, 4), n);
 	KUNIT_EXPECT_TRUE(test, luf_arch_empty(&b));
 
 	/* this CPU flushes now, while generation 5 is open */
@@ -247,7 +129,7 @@ static void luf_prune_by_records(struct kunit *test)
 	luf_ugen_cpu_flush(true);
 	preempt_enable();
 	KUNIT_EXPECT_FALSE(test, luf_ugen_all_flushed(5));
-	KUNIT_EXPECT_EQ(test, luf_arch_prune(&b, 5), 0U);
+	KUNIT_EXPECT_EQ(test, luf_ugen_prune(&b, 5), 0U);
 	KUNIT_EXPECT_FALSE(test, luf_arch_empty(&b));
 	luf_ugen_reset();
 }
@@ -274,12 +156,12 @@ static void luf_records_expire(struct kunit *test)
 	unsigned int last = cpumask_last(cpu_possible_mask);
 
 	luf_ugen_reset();
-	WRITE_ONCE(luf_ugen, 3);	/* wrapped: U32_MAX is closed */
+	WRITE_ONCE(luf_state.ugen, 3);	/* wrapped: U32_MAX is closed */
 	KUNIT_EXPECT_FALSE(test, luf_gen_covers(0, U32_MAX, 3));
 	luf_set_records(0, 0);
 	KUNIT_EXPECT_FALSE(test, luf_ugen_all_flushed(U32_MAX));
 
-	WRITE_ONCE(luf_ugen, 100 + LUF_GEN_HORIZON);
+	WRITE_ONCE(luf_state.ugen, 100 + LUF_GEN_HORIZON);
 	luf_set_records(100 + LUF_GEN_HORIZON - 1, 99);
 	luf_ugen_expire();
 	KUNIT_EXPECT_EQ(test, per_cpu(luf_cpu_flushed_gen, last), 0U);
@@ -290,23 +172,13 @@ static void luf_records_expire(struct kunit *test)
 	luf_ugen_reset();
 }
 
-static struct kunit_case luf_gen_cases[] = {
-	KUNIT_CASE(luf_gen_never_zero),
-	KUNIT_CASE(luf_records_expire),
-	KUNIT_CASE(luf_gen_order),
-	KUNIT_CASE(luf_gen_cover),
-	KUNIT_CASE(luf_gen_pend),
-	KUNIT_CASE(luf_key_wrap),
-	KUNIT_CASE(luf_prune_by_records),
-	{}
-};
+LUF_KUNIT_SUITE(luf_generations,
+		KUNIT_CASE(luf_gen_never_zero),
+		KUNIT_CASE(luf_records_expire),
+		KUNIT_CASE(luf_gen_order),
+		KUNIT_CASE(luf_gen_cover),
+		KUNIT_CASE(luf_gen_pend),
+		KUNIT_CASE(luf_key_wrap),
+		KUNIT_CASE(luf_prune_by_records));
 
-static struct kunit_suite luf_gen_suite = {
-	.name = "luf_generations",
-	.test_cases = luf_gen_cases,
-};
-
-kunit_test_suites(&luf_knob_suite, &luf_gen_suite);
-
-MODULE_DESCRIPTION("KUnit tests for luf.ko");
-MODULE_LICENSE("GPL");
+#endif /* _LUF_UGEN_KUNIT_H */

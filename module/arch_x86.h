@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * x86 batch helpers: a batch is the cpumask of every mm it unmapped from,
+ * and its flush is one shootdown IPI round to the remote CPUs in it.
+ * Included by luf.h; the defaults there cover the rest (x86 batches are
+ * never lazy: their cost is IPIs, which a flush sends).
+ */
+#ifndef _LUF_ARCH_X86_H
+#define _LUF_ARCH_X86_H
+
+#include <linux/cpumask.h>
+#include <linux/smp.h>
+
+/**
+ * luf_arch_batch_remote_cpus - CPUs a flush of @ubc would interrupt
+ * @ubc: an unmap batch about to be flushed
+ *
+ * Context: preemption disabled.
+ * Return: the number of CPUs in the batch other than this one.
+ */
+static inline unsigned int
+luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
+{
+	const struct cpumask *mask = &ubc->arch.cpumask;
+
+	return cpumask_weight(mask) - cpumask_test_cpu(smp_processor_id(), mask);
+}
+
+#define luf_arch_batch_remote_cpus luf_arch_batch_remote_cpus
+
+/*
+ * The fold and clear of the kernel's x86 batch are out of a module's reach
+ * (asm/tlbflush.h keeps them from modules): the same cpumask operations.
+ */
+
+/**
+ * luf_arch_fold - add the CPUs of @src to @dst
+ * @dst: accumulating batch
+ * @src: batch to add
+ */
+static inline void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
+				 struct arch_tlbflush_unmap_batch *src)
+{
+	cpumask_or(&dst->cpumask, &dst->cpumask, &src->cpumask);
+}
+
+/**
+ * luf_arch_clear - empty a batch
+ * @b: the batch
+ */
+static inline void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
+{
+	cpumask_clear(&b->cpumask);
+}
+
+/**
+ * luf_arch_empty - does flushing @b do nothing?
+ * @b: a batch about to be flushed
+ *
+ * Return: true if no CPU is left to interrupt.
+ */
+static inline bool luf_arch_empty(const struct arch_tlbflush_unmap_batch *b)
+{
+	return cpumask_empty(&b->cpumask);
+}
+
+/**
+ * luf_arch_mask - the CPUs a flush of @b interrupts
+ * @b: the batch
+ *
+ * Return: the batch's cpumask.
+ */
+static inline struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
+{
+	return &b->cpumask;
+}
+
+#define luf_arch_mask luf_arch_mask
+
+#endif /* _LUF_ARCH_X86_H */

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every policy decision of luf.ko: which unmaps may defer their flush,
+ * which folios may be deferred, which write faults and page-cache changes
+ * must flush first and how widely, when a flush may be sent at all, the
+ * bounds, and what the knobs allow.  The hooks (main.c), the table
+ * (batch.c) and the held pages (hold.c) only carry these decisions out.
+ *
+ * A policy change is this file, its KUnit cases (tests/policy-kunit.h,
+ * included at the end) and the ABI text (sysfs-abi/).  Why each rule is
+ * safe, site by site in 6.12: kernel-hooks/SAFETY.md.
+ */
+#include <linux/errno.h>
+#include <linux/fs.h>
+#include <linux/gfp.h>
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/page-isolation.h>
+#include <linux/string.h>
+#include "luf.h"
+
+/**
+ * luf_may_defer - may an unmap of @ctx for @reason defer its flush now?
+ * @ctx: reclaim or migration
+ * @reason: the migrate_reason of a migration
+ *
+ * Reclaim defers with enabled; migration (MIGRC) with migrc_enabled, for
+ * the reasons that move pages between NUMA nodes.  Compaction, contiguous
+ * allocation, hotplug, memory failure and long-term pinning need the
+ * source page back at once and never defer; nor does DAMON.
+ *
+ * Return: true if the flush may be deferred.
+ */
+bool luf_may_defer(enum luf_ctx ctx, int reason)
+{
+	if (ctx == LUF_CTX_RECLAIM)
+		return luf_knob(LUF_KNOB_ENABLED);
+	if (!luf_knob(LUF_KNOB_MIGRC_ENABLED))
+		return false;
+	switch (reason) {
+	case MR_DEMOTION:
+	case MR_NUMA_MISPLACED:
+	case MR_SYSCALL:
+	case MR_MEMPOLICY_MBIND:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Filesystems whose every page-cache change reaches the file_change hook */
+static bool luf_mapping_hooked(struct address_space *mapping)
+{
+	/*
+	 * Not ext2: its truncate zeroes the tail block (block_truncate_page())
+	 * before the truncate hooks run.
+	 */
+	static const char * const hooked[] = { "ext4", "ext3", "xfs", "tmpfs" };
+	const char *name = mapping->host->i_sb->s_type->name;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(hooked); i++)
+		if (!strcmp(name, hooked[i]))
+			return true;
+	return false;
+}
+
+/**
+ * luf_folio_deferrable - may the flush of @folio's unmap be deferred?
+ * @folio: a folio whose every PTE was read-only and clean
+ *
+ * Excluded: large folios, zone-device and KSM folios, CMA and isolated
+ * pageblocks, and page-cache folios of a filesystem whose page-cache
+ * changes do not all reach the file_change hook.
+ *
+ * Return: true if @folio may be deferred.
+ */
+bool luf_folio_deferrable(struct folio *folio)
+{
+	int mt;
+
+	if (folio_test_large(folio) || folio_is_zone_device(folio) ||
+	    folio_test_ksm(folio))
+		return false;
+	mt = luf_pageblock_migratetype(&folio->page);
+	if (is_migrate_cma(mt) || is_migrate_isolate(mt))
+		return false;
+	if (folio_test_anon(folio))
+		return true;
+	return folio->mapping && luf_mapping_hooked(folio->mapping);
+}
+
+/**
+ * luf_unmap_deferrable - may LUF take over the flush of this unmap?
+ * @folio: the unmapped folio
+ * @ro: its read-only batch, with the context and reason of the unmap
+ *
+ * Return: true if the context and reason may defer, the architecture can
+ * take the batch over and the folio is deferrable.
+ */
+bool luf_unmap_deferrable(struct folio *folio,
+			  const struct tlbflush_unmap_batch *ro)
+{
+	return luf_may_defer(ro->luf_ctx, ro->luf_reason) &&
+	       luf_arch_may_take(ro) && luf_folio_deferrable(folio);
+}
+
+/**
+ * luf_max_pending_pages - bound on deferred folios plus held pages
+ *
+ * Return: max_pending_kb in pages.
+ */
+unsigned long luf_max_pending_pages(void)
+{
+	return luf_knob(LUF_KNOB_MAX_PENDING_KB) >> (PAGE_SHIFT - 10);
+}
+
+/**
+ * luf_bound_reached - may no more folios be deferred?
+ * @pending: folios deferred and not flushed
+ * @held: pages held back
+ * @max_pages: luf_max_pending_pages()
+ *
+ * Only pages of pending folios are ever held, and a flush takes a folio
+ * out of @pending before its held page is released, so refusing a
+ * deferral once @pending + @held reaches @max_pages keeps @held within
+ * it (the caller checks and counts under one lock).  A refused deferral
+ * releases everything (LUF_CAUSE_THRESHOLD).
+ *
+ * Return: true if the deferral must be refused.
+ */
+bool luf_bound_reached(long pending, long held, unsigned long max_pages)
+{
+	return pending + held >= max_pages;
+}
+
+/**
+ * luf_write_fault_scope - must a fault (or PTE install) in a VMA flush?
+ * @vm_flags: the VMA's flags
+ * @fault_flags: FAULT_FLAG_*, or 0 where a page is installed without a
+ *	fault
+ *
+ * A PTE may become writable, or a page be mapped where it can be written
+ * without another fault (see the write_fault sites in
+ * include/linux/luf_hooks.h and kernel-hooks/SAFETY.md).  A read fault
+ * counts as much as a write fault: an exclusive swap-in maps writable,
+ * and so does any fault in a shared mapping without write-notify.  A
+ * private mapping that may be written (VM_MAYWRITE) counts even without
+ * VM_WRITE: a forced write (ptrace, /proc/pid/mem) goes straight into an
+ * exclusive anonymous page through its read-only PTE, with no fault.  A
+ * shared mapping without VM_WRITE gets writable PTEs only through
+ * mprotect(), which calls this hook when it adds VM_WRITE.
+ *
+ * A private mapping's writes are seen by its own mm only, and every
+ * deferred unmap of the mm counts in mm->tlb_flush_batched: flushing that
+ * mm's pending batched unmaps, as munmap() does, is enough (and costs
+ * nothing once they are flushed).  A write to a shared mapping changes the
+ * page cache that any mm may still see through a stale entry: if that page
+ * cache has deferred folios, everything deferred is flushed.
+ *
+ * Return: LUF_SCOPE_NONE, LUF_SCOPE_MM for a private mapping,
+ * LUF_SCOPE_ALL for a shared one.
+ */
+enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
+				     unsigned int fault_flags)
+{
+	bool shared = vm_flags & VM_SHARED;
+
+	if (!(fault_flags & FAULT_FLAG_WRITE) &&
+	    !(vm_flags & (shared ? VM_WRITE : VM_WRITE | VM_MAYWRITE)))
+		return LUF_SCOPE_NONE;
+	return shared ? LUF_SCOPE_ALL : LUF_SCOPE_MM;
+}
+
+/**
+ * luf_file_change_flushes - must a change of page-cache content flush?
+ * @why: what changes
+ *
+ * A stale read-only translation shows the page-cache content as it was
+ * when the folio was unmapped.  Writes, truncation (including hole
+ * punching) and invalidation after the backing store changed make that
+ * wrong, so they flush first.  So does remove_mapping(): besides eviction
+ * it is how splice(SPLICE_F_MOVE) steals a page-cache page for another
+ * file (FUSE), which then writes it in place without freeing it.
+ * folio_mkclean() leaves the content as it is.  Only page caches with
+ * deferred folios matter (the caller checks luf_key_pending()); then
+ * everything deferred is flushed.
+ *
+ * Return: true unless the content stays as it is.
+ */
+bool luf_file_change_flushes(enum luf_file_why why)
+{
+	return why != LUF_FILE_MKCLEAN;
+}
+
+/**
+ * luf_can_flush - may a flush be sent from here?
+ *
+ * Flushes send IPIs and wait for them: only from task context with
+ * interrupts enabled (invariant I4).
+ *
+ * Return: true if this context may flush.
+ */
+bool luf_can_flush(void)
+{
+	return in_task() && !irqs_disabled();
+}
+
+/**
+ * luf_may_flush_alloc - may an allocation that found a zone low flush?
+ * @gfp: its GFP flags
+ *
+ * Flushing sends IPIs and waits for them: only where the allocation may
+ * block, so never under a spinlock or in an atomic section whose holder
+ * another CPU may spin on with interrupts off.  Elsewhere the worker
+ * releases soon and the allocation falls back as stock 6.12 would.
+ *
+ * Return: true if the allocation may flush and release held pages itself.
+ */
+bool luf_may_flush_alloc(gfp_t gfp)
+{
+	return gfpflags_allow_blocking(gfp) && luf_can_flush();
+}
+
+/* Total RAM in kB: the largest max_pending_kb */
+static unsigned long luf_total_kb(void)
+{
+	return totalram_pages() << (PAGE_SHIFT - 10);
+}
+
+/**
+ * luf_knob_default - the value of a knob at load, unless a module
+ * parameter sets it
+ * @k: the knob
+ *
+ * LUF and MIGRC start off, observe mode on.  Nothing but memory depends
+ * on how long a flush waits: held pages are bounded by max_pending_kb and
+ * given back under pressure, and every change of content flushes first.
+ * Each expiry costs one round of IPIs, so the bound is seconds, not
+ * milliseconds.
+ *
+ * Return: the default.
+ */
+unsigned long luf_knob_default(enum luf_knob k)
+{
+	switch (k) {
+	case LUF_KNOB_OBSERVE:
+		return 1;
+	case LUF_KNOB_MAX_PENDING_KB:
+		return min(65536UL, luf_total_kb() / 16);
+	case LUF_KNOB_MAX_DEFER_MS:
+		return 5000;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * init_on_free, page poisoning and debug_pagealloc change or unmap a page
+ * as it is freed; LUF keeps pages until their flush but refuses to rely on
+ * that where the kernel is configured to check freed pages.
+ */
+static bool luf_freed_pages_change(void)
+{
+	return want_init_on_free() || page_poisoning_enabled() ||
+	       debug_pagealloc_enabled();
+}
+
+/**
+ * luf_knob_range - the values a knob accepts
+ * @k: the knob
+ * @min: smallest accepted value
+ * @max: largest accepted value
+ */
+void luf_knob_range(enum luf_knob k, unsigned long *min, unsigned long *max)
+{
+	switch (k) {
+	case LUF_KNOB_MAX_PENDING_KB:
+		*min = 1;
+		*max = luf_total_kb();
+		break;
+	case LUF_KNOB_MAX_DEFER_MS:
+		*min = 1;
+		*max = 60000;
+		break;
+	default:
+		*min = 0;
+		*max = 1;
+	}
+}
+
+/**
+ * luf_knob_allowed - may knob @k take @val, which is in its range?
+ * @k: the knob
+ * @val: the new value
+ *
+ * Return: 0, or -EOPNOTSUPP for turning LUF or MIGRC on in a kernel that
+ * changes or checks freed pages.
+ */
+int luf_knob_allowed(enum luf_knob k, unsigned long val)
+{
+	if ((k == LUF_KNOB_ENABLED || k == LUF_KNOB_MIGRC_ENABLED) && val &&
+	    luf_freed_pages_change())
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/**
+ * luf_knob_settles - must setting @k to @val settle everything deferred?
+ * @k: the knob
+ * @val: the value just set
+ *
+ * Disabling LUF or MIGRC flushes everything deferred (by either) and
+ * releases every held page before the write returns.
+ *
+ * Return: true if the writer must release everything now.
+ */
+bool luf_knob_settles(enum luf_knob k, unsigned long val)
+{
+	return (k == LUF_KNOB_ENABLED || k == LUF_KNOB_MIGRC_ENABLED) && !val;
+}
+
+#ifdef LUF_KUNIT
+#include "tests/policy-kunit.h"
+#endif

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KUnit cases of knobs.c, included at its end when it is built into
+ * luf_kunit.ko (tests/luf_kunit.c): the strict parser, and the module
+ * parameters, which take exactly what the sysfs files take.
+ */
+#ifndef _LUF_KNOBS_KUNIT_H
+#define _LUF_KNOBS_KUNIT_H
+
+#include <kunit/test.h>
+#include <linux/limits.h>
+
+struct luf_parse_case {
+	const char *in;
+	unsigned long min, max;
+	int ret;
+	unsigned long val;
+};
+
+static const struct luf_parse_case luf_parse_cases[] = {
+	{ "0", 0, 1, 0, 0 },
+	{ "1", 0, 1, 0, 1 },
+	{ "1\n", 0, 1, 0, 1 },
+	{ "60000\n", 1, 60000, 0, 60000 },
+	{ "18446744073709551615", 0, ULONG_MAX, 0, ULONG_MAX },
+	{ "2", 0, 1, -EINVAL },
+	{ "0", 1, 60000, -EINVAL },
+	{ "60001", 1, 60000, -EINVAL },
+	{ "", 0, 1, -EINVAL },
+	{ "\n", 0, 1, -EINVAL },
+	{ "1\n\n", 0, 1, -EINVAL },
+	{ "abc", 0, 1, -EINVAL },
+	{ "1x", 0, 1, -EINVAL },
+	{ " 1", 0, 1, -EINVAL },
+	{ "1 ", 0, 1, -EINVAL },
+	{ "+1", 0, 1, -EINVAL },
+	{ "-1", 0, 1, -EINVAL },
+	{ "0x10", 0, 100, -EINVAL },
+	{ "1 2", 0, 100, -EINVAL },
+	{ "18446744073709551616", 0, ULONG_MAX, -EINVAL },
+	{ "99999999999999999999999", 0, ULONG_MAX, -EINVAL },
+};
+
+static void luf_parse_table(struct kunit *test)
+{
+	const struct luf_parse_case *c;
+	unsigned long v;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(luf_parse_cases); i++) {
+		c = &luf_parse_cases[i];
+		v = 12345;
+		KUNIT_EXPECT_EQ_MSG(test, luf_parse_ulong(c->in, strlen(c->in),
+							  c->min, c->max, &v),
+				    c->ret, "input \"%s\"", c->in);
+		KUNIT_EXPECT_EQ_MSG(test, v, c->ret ? 12345UL : c->val,
+				    "input \"%s\"", c->in);
+	}
+}
+
+/* sysfs hands over exactly count bytes: nothing past them may matter */
+static void luf_parse_not_terminated(struct kunit *test)
+{
+	unsigned long v = 0;
+
+	KUNIT_EXPECT_EQ(test, luf_parse_ulong("15junk", 2, 0, 100, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 15UL);
+	KUNIT_EXPECT_EQ(test, luf_parse_ulong("7\nx", 2, 0, 100, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 7UL);
+	KUNIT_EXPECT_EQ(test, luf_parse_ulong("7\nx", 3, 0, 100, &v), -EINVAL);
+}
+
+struct luf_param_case {
+	enum luf_knob knob;
+	const char *name;
+	const char *val;
+	int ret;
+};
+
+/*
+ * modprobe luf <knob>=<value>: the same parser and ranges as the sysfs
+ * files.  A refused value fails with -EINVAL (the load fails) and leaves
+ * the knob as it was.
+ */
+static const struct luf_param_case luf_param_cases[] = {
+	{ LUF_KNOB_ENABLED, "enabled", "0", 0 },
+	{ LUF_KNOB_ENABLED, "enabled", "7", -EINVAL },
+	{ LUF_KNOB_ENABLED, "enabled", "-1", -EINVAL },
+	{ LUF_KNOB_ENABLED, "enabled", "y", -EINVAL },
+	{ LUF_KNOB_ENABLED, "enabled", "", -EINVAL },
+	{ LUF_KNOB_MIGRC_ENABLED, "migrc_enabled", "2", -EINVAL },
+	{ LUF_KNOB_MIGRC_ENABLED, "migrc_enabled", "0x1", -EINVAL },
+	{ LUF_KNOB_OBSERVE, "observe", "0", 0 },
+	{ LUF_KNOB_OBSERVE, "observe", "1 ", -EINVAL },
+	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "1", 0 },
+	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "60000", 0 },
+	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "0", -EINVAL },
+	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "60001", -EINVAL },
+	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "1", 0 },
+	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "0", -EINVAL },
+	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "99999999999999", -EINVAL },
+};
+
+static void luf_param_table(struct kunit *test)
+{
+	enum luf_knob enabled = LUF_KNOB_ENABLED;
+	struct kernel_param none = { .name = "enabled", .arg = &enabled };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(luf_param_cases); i++) {
+		const struct luf_param_case *c = &luf_param_cases[i];
+		unsigned long *slot = &luf_state.knob[c->knob];
+		enum luf_knob k = c->knob;
+		struct kernel_param kp = { .name = c->name, .arg = &k };
+
+		*slot = 12345;
+		KUNIT_EXPECT_EQ_MSG(test, luf_knob_param_ops.set(c->val, &kp),
+				    c->ret, "%s=%s", c->name, c->val);
+		if (c->ret)
+			KUNIT_EXPECT_EQ_MSG(test, *slot, 12345UL, "%s=%s",
+					    c->name, c->val);
+		else
+			KUNIT_EXPECT_NE_MSG(test, *slot, 12345UL, "%s=%s",
+					    c->name, c->val);
+	}
+	/* "modprobe luf enabled" (no value) */
+	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.set(NULL, &none), -EINVAL);
+}
+
+/* enabled=1 and migrc_enabled=1: what sysfs would answer */
+static void luf_param_enable(struct kunit *test)
+{
+	enum luf_knob k;
+	int want;
+
+	for (k = LUF_KNOB_ENABLED; k <= LUF_KNOB_MIGRC_ENABLED; k++) {
+		struct kernel_param kp = { .name = "enabled", .arg = &k };
+
+		want = luf_knob_allowed(k, 1);
+		luf_state.knob[k] = 0;
+		KUNIT_EXPECT_EQ(test, luf_knob_param_ops.set("1\n", &kp), want);
+		KUNIT_EXPECT_EQ(test, luf_state.knob[k], want ? 0UL : 1UL);
+		luf_state.knob[k] = 0;
+	}
+}
+
+/*
+ * Knobs no parameter set get their defaults at init, the others stay;
+ * until then a parameter reads as its default.
+ */
+static void luf_knobs_defaults(struct kunit *test)
+{
+	enum luf_knob k = LUF_KNOB_MAX_DEFER_MS;
+	struct kernel_param kp = { .name = "max_defer_ms", .arg = &k };
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (k = 0; k < LUF_NR_KNOBS; k++)
+		luf_state.knob[k] = LUF_KNOB_UNSET;
+	k = LUF_KNOB_MAX_DEFER_MS;
+	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.get(buf, &kp), 5);
+	KUNIT_EXPECT_STREQ(test, buf, "5000\n");
+	luf_state.knob[LUF_KNOB_MAX_DEFER_MS] = 7;
+	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.get(buf, &kp), 2);
+	KUNIT_EXPECT_STREQ(test, buf, "7\n");
+	luf_knobs_init();
+	for (k = 0; k < LUF_NR_KNOBS; k++)
+		KUNIT_EXPECT_EQ(test, luf_state.knob[k],
+				k == LUF_KNOB_MAX_DEFER_MS ? 7 :
+				luf_knob_default(k));
+	for (k = 0; k < LUF_NR_KNOBS; k++)
+		luf_state.knob[k] = 0;
+}
+
+LUF_KUNIT_SUITE(luf_knobs,
+		KUNIT_CASE(luf_parse_table),
+		KUNIT_CASE(luf_parse_not_terminated),
+		KUNIT_CASE(luf_param_table),
+		KUNIT_CASE(luf_param_enable),
+		KUNIT_CASE(luf_knobs_defaults));
+
+#endif /* _LUF_KNOBS_KUNIT_H */

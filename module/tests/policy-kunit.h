@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KUnit cases of policy.c, included at its end when it is built into
+ * luf_kunit.ko (tests/luf_kunit.c).  A policy change changes a case here.
+ */
+#ifndef _LUF_POLICY_KUNIT_H
+#define _LUF_POLICY_KUNIT_H
+
+#include <kunit/test.h>
+
+/*
+ * Only migrations between NUMA nodes defer: never compaction, contiguous
+ * allocation, hotplug, memory failure, long-term pinning or DAMON, with
+ * every knob on; reclaim follows enabled, migration migrc_enabled.
+ */
+static void luf_policy(struct kunit *test)
+{
+	static const int nodes[] = { MR_DEMOTION, MR_NUMA_MISPLACED, MR_SYSCALL,
+				     MR_MEMPOLICY_MBIND };
+	static const int never[] = { MR_COMPACTION, MR_MEMORY_FAILURE,
+				     MR_MEMORY_HOTPLUG, MR_CONTIG_RANGE,
+				     MR_LONGTERM_PIN, MR_DAMON };
+	int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(nodes) + ARRAY_SIZE(never) != MR_TYPES);
+	luf_state.knob[LUF_KNOB_ENABLED] = 1;
+	luf_state.knob[LUF_KNOB_MIGRC_ENABLED] = 1;
+	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
+	for (i = 0; i < ARRAY_SIZE(nodes); i++)
+		KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_MIGRATE, nodes[i]));
+	for (i = 0; i < ARRAY_SIZE(never); i++)
+		KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_MIGRATE, never[i]));
+
+	luf_state.knob[LUF_KNOB_MIGRC_ENABLED] = 0;
+	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
+	for (i = 0; i < ARRAY_SIZE(nodes); i++)
+		KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_MIGRATE, nodes[i]));
+
+	luf_state.knob[LUF_KNOB_ENABLED] = 0;
+	luf_state.knob[LUF_KNOB_MIGRC_ENABLED] = 1;
+	KUNIT_EXPECT_FALSE(test, luf_may_defer(LUF_CTX_RECLAIM, 0));
+	KUNIT_EXPECT_TRUE(test, luf_may_defer(LUF_CTX_MIGRATE, MR_DEMOTION));
+	luf_state.knob[LUF_KNOB_MIGRC_ENABLED] = 0;
+}
+
+/*
+ * Read and write faults alike: a private mapping that may be written
+ * flushes its mm, a writable shared one everything its VMA has deferred;
+ * a shared mapping without VM_WRITE only on a write fault (mprotect()
+ * adding VM_WRITE calls the hook with FAULT_FLAG_WRITE).
+ */
+static void luf_write_fault_scopes(struct kunit *test)
+{
+	static const struct {
+		unsigned long vm_flags;
+		unsigned int fault_flags;
+		enum luf_scope scope;
+	} c[] = {
+		{ VM_READ, 0, LUF_SCOPE_NONE },
+		{ VM_READ, FAULT_FLAG_WRITE, LUF_SCOPE_MM },
+		{ VM_READ | VM_MAYWRITE, 0, LUF_SCOPE_MM },
+		{ VM_READ | VM_WRITE | VM_MAYWRITE, 0, LUF_SCOPE_MM },
+		{ VM_SHARED | VM_READ, 0, LUF_SCOPE_NONE },
+		{ VM_SHARED | VM_READ | VM_MAYWRITE, 0, LUF_SCOPE_NONE },
+		{ VM_SHARED | VM_READ, FAULT_FLAG_WRITE, LUF_SCOPE_ALL },
+		{ VM_SHARED | VM_READ | VM_WRITE, 0, LUF_SCOPE_ALL },
+		{ VM_SHARED | VM_WRITE, FAULT_FLAG_WRITE, LUF_SCOPE_ALL },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		KUNIT_EXPECT_EQ_MSG(test, luf_write_fault_scope(c[i].vm_flags,
+								c[i].fault_flags),
+				    c[i].scope, "case %zu", i);
+}
+
+/* Every page-cache change flushes but folio_mkclean() */
+static void luf_file_changes(struct kunit *test)
+{
+	enum luf_file_why why;
+
+	for (why = 0; why < LUF_FILE_NR; why++)
+		KUNIT_EXPECT_EQ(test, luf_file_change_flushes(why),
+				why != LUF_FILE_MKCLEAN);
+}
+
+/*
+ * Ranges and defaults of the knobs; turning LUF or MIGRC off settles
+ * everything deferred, nothing else does.
+ */
+static void luf_knob_rules(struct kunit *test)
+{
+	unsigned long min, max, total = totalram_pages() << (PAGE_SHIFT - 10);
+	enum luf_knob k;
+
+	for (k = 0; k < LUF_NR_KNOBS; k++) {
+		luf_knob_range(k, &min, &max);
+		KUNIT_EXPECT_GE(test, luf_knob_default(k), min);
+		KUNIT_EXPECT_LE(test, luf_knob_default(k), max);
+		KUNIT_EXPECT_FALSE(test, luf_knob_settles(k, 1));
+		KUNIT_EXPECT_EQ(test, luf_knob_settles(k, 0),
+				k == LUF_KNOB_ENABLED ||
+				k == LUF_KNOB_MIGRC_ENABLED);
+		KUNIT_EXPECT_EQ(test, luf_knob_allowed(k, 0), 0);
+	}
+	luf_knob_range(LUF_KNOB_MAX_PENDING_KB, &min, &max);
+	KUNIT_EXPECT_EQ(test, min, 1UL);
+	KUNIT_EXPECT_EQ(test, max, total);
+	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_MAX_PENDING_KB),
+			min(65536UL, total / 16));
+	luf_knob_range(LUF_KNOB_MAX_DEFER_MS, &min, &max);
+	KUNIT_EXPECT_EQ(test, min, 1UL);
+	KUNIT_EXPECT_EQ(test, max, 60000UL);
+	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_MAX_DEFER_MS), 5000UL);
+	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_ENABLED), 0UL);
+	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_MIGRC_ENABLED), 0UL);
+	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_OBSERVE), 1UL);
+}
+
+/* max_pending_kb bounds deferred folios plus held pages together */
+static void luf_bounds(struct kunit *test)
+{
+	luf_state.knob[LUF_KNOB_MAX_PENDING_KB] = 64;
+	KUNIT_EXPECT_EQ(test, luf_max_pending_pages(), 64UL >> (PAGE_SHIFT - 10));
+	KUNIT_EXPECT_FALSE(test, luf_bound_reached(0, 0, 16));
+	KUNIT_EXPECT_FALSE(test, luf_bound_reached(10, 5, 16));
+	KUNIT_EXPECT_TRUE(test, luf_bound_reached(10, 6, 16));
+	KUNIT_EXPECT_TRUE(test, luf_bound_reached(0, 16, 16));
+	luf_state.knob[LUF_KNOB_MAX_PENDING_KB] = 0;
+}
+
+LUF_KUNIT_SUITE(luf_policy,
+		KUNIT_CASE(luf_policy),
+		KUNIT_CASE(luf_write_fault_scopes),
+		KUNIT_CASE(luf_file_changes),
+		KUNIT_CASE(luf_knob_rules),
+		KUNIT_CASE(luf_bounds));
+
+#endif /* _LUF_POLICY_KUNIT_H */
