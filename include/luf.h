@@ -8,7 +8,7 @@
 #include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/limits.h>
-#include <linux/luf_hooks.h>
+#include <linux/mm.h>		/* and linux/luf_hooks.h */
 #include <linux/migrate_mode.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
@@ -262,8 +262,8 @@ void luf_kick(enum luf_cause cause);
 
 /*
  * Architecture batch helpers: static inlines in module/arch_<arch>.h.
- * Each architecture defines luf_arch_fold(), luf_arch_clear() and
- * luf_arch_empty(), and whatever of the rest differs from the defaults
+ * Each architecture defines luf_arch_empty(), and whatever of the rest
+ * differs from the defaults
  * below (#define NAME NAME after its definition).  They never call into
  * the rest of the module.
  */
@@ -271,6 +271,15 @@ void luf_kick(enum luf_cause cause);
 #include "arch_x86.h"
 #elif defined(CONFIG_ARM64)
 #include "arch_arm64.h"
+#endif
+
+/* Batches move with the core's luf_tlbbatch_fold(), which empties the source */
+#ifndef luf_arch_clear
+/* An empty batch is all zeroes */
+static inline void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+}
 #endif
 
 #ifndef luf_arch_batch_remote_cpus

@@ -58,26 +58,6 @@ luf_arch_flush_tlbis(const struct arch_tlbflush_unmap_batch *b)
 #define luf_arch_flush_tlbis luf_arch_flush_tlbis
 
 /**
- * luf_arch_fold - add the ASIDs (and left-out pages) of @src to @dst
- * @dst: accumulating batch
- * @src: batch to add
- */
-static inline void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
-				 struct arch_tlbflush_unmap_batch *src)
-{
-	arch_tlbbatch_fold(dst, src);
-}
-
-/**
- * luf_arch_clear - empty a batch
- * @b: the batch
- */
-static inline void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
-{
-	arch_tlbbatch_clear(b);
-}
-
-/**
  * luf_arch_may_take - can LUF take over the flush of @ro?
  * @ro: the read-only batch of an unmapped folio
  *

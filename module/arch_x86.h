@@ -29,29 +29,15 @@ luf_arch_batch_remote_cpus(const struct tlbflush_unmap_batch *ubc)
 #define luf_arch_batch_remote_cpus luf_arch_batch_remote_cpus
 
 /*
- * The fold and clear of the kernel's x86 batch are out of a module's reach
- * (asm/tlbflush.h keeps them from modules): the same cpumask operations.
- */
-
-/**
- * luf_arch_fold - add the CPUs of @src to @dst
- * @dst: accumulating batch
- * @src: batch to add
- */
-static inline void luf_arch_fold(struct arch_tlbflush_unmap_batch *dst,
-				 struct arch_tlbflush_unmap_batch *src)
-{
-	cpumask_or(&dst->cpumask, &dst->cpumask, &src->cpumask);
-}
-
-/**
- * luf_arch_clear - empty a batch
- * @b: the batch
+ * An empty batch: no CPU.  A bitmap clear, since a memset() on the path
+ * where luf_arch_mask() returned NULL makes the compiler warn.
  */
 static inline void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)
 {
 	cpumask_clear(&b->cpumask);
 }
+
+#define luf_arch_clear luf_arch_clear
 
 /**
  * luf_arch_empty - does flushing @b do nothing?

@@ -55,7 +55,7 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	list_add_tail(&page->lru, &luf_held_list);
 	spin_unlock_irqrestore(&luf_hold_lock, flags);
 	/* Offlining or a contiguous allocation waits for this page. */
-	if (is_migrate_isolate(luf_pageblock_migratetype(page)) &&
+	if (is_migrate_isolate(get_pageblock_migratetype(page)) &&
 	    READ_ONCE(luf_state.debug_break) != LUF_BREAK_ISOLATE)
 		luf_kick(LUF_CAUSE_ISOLATE);
 	held = atomic_long_inc_return(&luf_state.held);

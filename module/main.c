@@ -67,28 +67,37 @@ MODULE_PARM_DESC(debug_break,
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
+	struct tlbflush_unmap_batch *ro = &current->tlb_ubc_ro;
 	bool defer = luf_may_defer(ctx, reason);
 
 	/* arm64: leave the per-page TLBIs out only when deferring */
-	luf_arch_set_lazy(&current->tlb_ubc_ro, defer);
+	luf_arch_set_lazy(ro, defer);
 	if (luf_knob(LUF_KNOB_OBSERVE))
-		return luf_observe_defer_ok(ctx, reason);
+		defer = luf_observe_defer_ok(ctx, reason);
+	if (defer) {
+		ro->luf_ctx = ctx;
+		ro->luf_reason = reason;
+	}
 	return defer;
 }
 
 static bool luf_hook_unmap_done(struct folio *folio,
 				struct tlbflush_unmap_batch *ro, int ttu_flags)
 {
+	unsigned int left_out;
+
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_unmap_done(ro);
 	if (!luf_unmap_deferrable(folio, ro))
 		return false;
+	/* read before the batch moves into the table */
+	left_out = luf_arch_pages_left_out(ro);
 	if (!luf_batch_defer(folio, ro, luf_max_pending_pages())) {
 		luf_kick(LUF_CAUSE_THRESHOLD);
 		return false;
 	}
 	luf_count_deferred(ro->luf_ctx, ro->luf_reason);
-	luf_count(LUF_EV_TLBI_AVOIDED, luf_arch_pages_left_out(ro));
+	luf_count(LUF_EV_TLBI_AVOIDED, left_out);
 	luf_kick(LUF_CAUSE_TIMER);
 	return true;
 }
@@ -103,14 +112,13 @@ static bool luf_hook_unmap_done(struct folio *folio,
  * so a memcg at its limit could fail where stock 6.12 succeeds; the page
  * held at free time is uncharged.  Here the source is only counted.
  */
-static bool luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
+static void luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
 				      int reason)
 {
 	if (luf_pfn_pending(folio_pfn(src))) {
 		luf_count(LUF_EV_MIGRC_RETAINED, 1);
 		trace_luf_migrc_retain(folio_pfn(src), folio_pfn(dst), reason);
 	}
-	return false;
 }
 
 static bool luf_hook_free_page(struct page *page, unsigned int order)
@@ -217,10 +225,13 @@ static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 		luf_kick(LUF_CAUSE_ISOLATE);
 }
 
-static void luf_hook_batch_flush(const struct tlbflush_unmap_batch *ubc)
+static void luf_hook_batch_flush(struct tlbflush_unmap_batch *ubc)
 {
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_flush(ubc);
+	/* what this flush covers is accounted: start the next batch afresh */
+	ubc->luf_ro = 0;
+	ubc->luf_other = false;
 }
 
 static void luf_hook_cpu_flush(bool done)
@@ -234,16 +245,16 @@ static void luf_hook_drain(void)
 }
 
 static const struct luf_hook_ops luf_ops = {
-	.defer_ok = luf_hook_defer_ok,
-	.unmap_done = luf_hook_unmap_done,
-	.migrate_src_done = luf_hook_migrate_src_done,
-	.free_page = luf_hook_free_page,
-	.write_fault = luf_hook_write_fault,
-	.file_change = luf_hook_file_change,
-	.zone_low = luf_hook_zone_low,
-	.pages_wanted = luf_hook_pages_wanted,
-	.batch_flush = luf_hook_batch_flush,
-	.cpu_flush = luf_hook_cpu_flush,
+	.on_defer_ok = luf_hook_defer_ok,
+	.on_unmap_done = luf_hook_unmap_done,
+	.on_migrate_src_done = luf_hook_migrate_src_done,
+	.on_free_page = luf_hook_free_page,
+	.on_write_fault = luf_hook_write_fault,
+	.on_file_change = luf_hook_file_change,
+	.on_zone_low = luf_hook_zone_low,
+	.on_pages_wanted = luf_hook_pages_wanted,
+	.on_batch_flush = luf_hook_batch_flush,
+	.on_cpu_flush = luf_hook_cpu_flush,
 	.drain = luf_hook_drain,
 };
 

@@ -51,23 +51,6 @@ bool luf_may_defer(enum luf_ctx ctx, int reason)
 	}
 }
 
-/* Filesystems whose every page-cache change reaches the file_change hook */
-static bool luf_mapping_hooked(struct address_space *mapping)
-{
-	/*
-	 * Not ext2: its truncate zeroes the tail block (block_truncate_page())
-	 * before the truncate hooks run.
-	 */
-	static const char * const hooked[] = { "ext4", "ext3", "xfs", "tmpfs" };
-	const char *name = mapping->host->i_sb->s_type->name;
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(hooked); i++)
-		if (!strcmp(name, hooked[i]))
-			return true;
-	return false;
-}
-
 /**
  * luf_folio_deferrable - may the flush of @folio's unmap be deferred?
  * @folio: a folio whose every PTE was read-only and clean
@@ -85,7 +68,7 @@ bool luf_folio_deferrable(struct folio *folio)
 	if (folio_test_large(folio) || folio_is_zone_device(folio) ||
 	    folio_test_ksm(folio))
 		return false;
-	mt = luf_pageblock_migratetype(&folio->page);
+	mt = get_pageblock_migratetype(&folio->page);
 	if (is_migrate_cma(mt) || is_migrate_isolate(mt))
 		return false;
 	if (folio_test_anon(folio))
