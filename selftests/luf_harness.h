@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kselftest_harness.h for the luf tests, which are built with
- * -Wall -Wextra -Werror: the 6.12 harness has an unused signal handler
+ * -Wall -Wextra: the 6.12 harness has an unused signal handler
  * parameter (-Wunused-parameter).
  *
  * Its TEST_F() wrapper keeps `child` (the fork() result) in a local that
@@ -16,6 +16,21 @@
  */
 #ifndef LUF_HARNESS_H
 #define LUF_HARNESS_H
+
+/*
+ * LUF_HARNESS_LIB: a file that uses the assertion macros for the tests of
+ * another file of the same program but defines and runs no test itself
+ * (correct.c).  The harness is written for one file per program: its
+ * runner's few external symbols get other names there, and its static
+ * test list stays empty and unused.
+ */
+#ifdef LUF_HARNESS_LIB
+#define __active_test		luf_lib__active_test
+#define __wait_for_test		luf_lib__wait_for_test
+#define __run_test		luf_lib__run_test
+#define _fixture_global		luf_lib__fixture_global
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -113,6 +128,12 @@
 		SKIP(return, "%s does not exist", dir);			\
 } while (0)
 
+/* @o: workload @kind's default options; SKIP unless this machine can run it */
+#define LUF_WL_DEFAULTS(kind, o) do {					\
+	luf_run_opts_default(o, kind);					\
+	REQUIRE_WL(kind, o);						\
+} while (0)
+
 /* SKIP unless this machine has what workload @kind with @o needs */
 #define REQUIRE_WL(kind, o) do {					\
 	char why_[200];							\
@@ -178,11 +199,5 @@ static inline void luf_assert_remote_flushes(struct __test_metadata *_metadata,
 			ksft_exit_skip("%s\n", why);			\
 		return test_harness_run(argc, argv);			\
 	}
-
-/*
- * Diagnostics go to stderr, unbuffered: a test runs in a process that
- * ends with _exit(), which would drop what stdout still buffers.
- */
-#define note(fmt, ...) fprintf(stderr, "# " fmt, ##__VA_ARGS__)
 
 #endif /* LUF_HARNESS_H */
