@@ -68,7 +68,7 @@ const char *luf_path(const char *dflt)
 	const char *e;
 	size_t i;
 
-	for (i = 0; i < sizeof(luf_paths) / sizeof(luf_paths[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(luf_paths); i++) {
 		if (strcmp(dflt, luf_paths[i].dflt))
 			continue;
 		e = getenv(luf_paths[i].var);

@@ -56,10 +56,18 @@ void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind)
 	o->hot_pages = kind == LUF_WL_DEMOTE || kind == LUF_WL_MIGRATE ? 64 : 0;
 	o->seconds = 3;
 	switch (kind) {
-	case LUF_WL_PAGEOUT: o->min_rounds = 4; break;
-	case LUF_WL_MEMCG: o->min_rounds = 1; break;
-	case LUF_WL_MIGRATE: o->min_rounds = 6; break;
-	case LUF_WL_DEMOTE: o->min_rounds = 3; break;
+	case LUF_WL_PAGEOUT:
+		o->min_rounds = 4;
+		break;
+	case LUF_WL_MEMCG:
+		o->min_rounds = 1;
+		break;
+	case LUF_WL_MIGRATE:
+		o->min_rounds = 6;
+		break;
+	case LUF_WL_DEMOTE:
+		o->min_rounds = 3;
+		break;
 	}
 	o->memcg_max = o->size / 2;
 	o->reclaim_bytes = o->size / 2;
