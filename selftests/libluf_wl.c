@@ -35,6 +35,13 @@ const char *luf_wl_name(enum luf_wl kind)
 	return "?";
 }
 
+static const int min_rounds[] = {
+	[LUF_WL_PAGEOUT] = 4,
+	[LUF_WL_MEMCG] = 1,
+	[LUF_WL_MIGRATE] = 6,
+	[LUF_WL_DEMOTE] = 3,
+};
+
 void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind)
 {
 	int ncpu = nr_cpus(), i;
@@ -55,20 +62,7 @@ void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind)
 	 */
 	o->hot_pages = kind == LUF_WL_DEMOTE || kind == LUF_WL_MIGRATE ? 64 : 0;
 	o->seconds = 3;
-	switch (kind) {
-	case LUF_WL_PAGEOUT:
-		o->min_rounds = 4;
-		break;
-	case LUF_WL_MEMCG:
-		o->min_rounds = 1;
-		break;
-	case LUF_WL_MIGRATE:
-		o->min_rounds = 6;
-		break;
-	case LUF_WL_DEMOTE:
-		o->min_rounds = 3;
-		break;
-	}
+	o->min_rounds = min_rounds[kind];
 	o->memcg_max = o->size / 2;
 	o->reclaim_bytes = o->size / 2;
 	o->node_a = 0;
