@@ -25,6 +25,15 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # summarize LOG: the table and the verdict; returns 1 if anything failed.
+# The guest runs run_kselftest.sh, which prints each program's TAP output
+# prefixed with "# " and then its own "ok N selftests: luf: PROG" line; a
+# script that runs programs (luf_break.sh) nests once more.  A result line
+# at depth D is ("# " x D) then "ok " or "not ok ".  Counted are the
+# leaves: a result with results nested under it (since the previous result
+# of its depth) is a container, which adds a failure only if it failed
+# (exit status, timeout) and nothing under it did.  A program's row is
+# named by the "selftests: luf: NAME" line above its output (nested runs
+# get their own rows); rc is its exit status ("tmo": timed out).
 summarize() {
 	local log=$1 kfail=0 res
 	if [ ! -s "$log" ]; then
@@ -38,22 +47,54 @@ summarize() {
 	fi
 	res=0
 	awk -v kfail="$kfail" '
-	function prog() { return cur == "" ? "(outside)" : cur }
 	function see(n) { if (!(n in known)) { known[n] = 1; names[++nn] = n } }
+	# the row of a result at depth d: the deepest label above depth d
+	function row(d,   k) { for (k = d - 1; k >= 0; k--) if (lab[k] != "") return lab[k]; return "(outside)" }
 	/^# luf-dmesg-begin/ { indmesg = 1; next }
 	/^# luf-dmesg-end/ { indmesg = 0; next }
 	indmesg { next }
-	/^# luf-run: / { cur = substr($0, 12); see(cur); running[cur] = 1; next }
-	/^# luf-exit: / { rc[cur] = substr($NF, 4); delete running[cur]; cur = ""; next }
 	/^LUF-DONE$/ { done = 1; next }
-	/^not ok / { see(prog()); f[prog()]++; F++; fl[++nf] = prog() ": " $0; next }
-	/^ok / {
-		see(prog())
-		if ($0 ~ /#[ \t]*[Ss][Kk][Ii][Pp]/) { s[prog()]++; S++; sl[++ns] = prog() ": " $0 }
-		else { p[prog()]++; P++ }
+	{
+		line = $0; d = 0
+		while (substr(line, 1, 2) == "# ") { line = substr(line, 3); d++ }
+		if (d > 0 && line ~ /^selftests: luf: /) {
+			# "# selftests: luf: NAME": a runner at depth d - 1 starts NAME
+			n = substr(line, 17); lab[d - 1] = n; see(n); running[n] = 1
+			for (k = d; k <= maxd; k++) lab[k] = ""
+			if (d > maxd) maxd = d
+			next
+		}
+		if (line !~ /^(not )?ok /)
+			next
+		fail = line ~ /^not ok /
+		skip = !fail && line ~ /#[ \t]*[Ss][Kk][Ii][Pp]/
+		container = nres[d] > 0
+		cfail = nfail[d]
+		for (k = d; k <= maxd + 1; k++) { nres[k] = 0; nfail[k] = 0 }
+		n = row(d)
+		if (line ~ / selftests: luf: / && lab[d] != "") {
+			# the runner closes the program it started at this depth
+			n = lab[d]
+			delete running[n]
+			rc[n] = !fail ? (skip ? 4 : 0) : line ~ /TIMEOUT/ ? "tmo" : \
+				match(line, /exit=[0-9]+/) ? substr(line, RSTART + 5, RLENGTH - 5) : 1
+		}
+		see(n)
+		counted = 0
+		if (!container || (fail && !cfail)) {
+			counted = 1
+			if (fail) { f[n]++; F++; fl[++nf] = n ": " line }
+			else if (skip) {
+				s[n]++; S++
+				# luf_break.sh: tests of other modes (listed as a count)
+				if (line ~ /# SKIP not a test of broken mode/) bs++
+				else sl[++ns] = n ": " line
+			}
+			else { p[n]++; P++ }
+		}
+		for (k = 0; k < d; k++) { nres[k]++; if (fail && counted) nfail[k]++ }
 		next
 	}
-	/^1\.\.0/ && /[Ss][Kk][Ii][Pp]/ { see(prog()); s[prog()]++; S++; sl[++ns] = prog() ": " $0; next }
 	END {
 		w = 7
 		for (i = 1; i <= nn; i++) if (length(names[i]) > w) w = length(names[i])
@@ -68,7 +109,8 @@ summarize() {
 		}
 		if (!done) { F++; fl[++nf] = "guest: no LUF-DONE (kernel crash, hang or timeout)" }
 		if (kfail) { F++; fl[++nf] = "kernel log: errors (listed above)" }
-		if (ns) { print ""; print "skipped:"; for (i = 1; i <= ns; i++) print "  " sl[i] }
+		if (ns || bs) { print ""; print "skipped:"; for (i = 1; i <= ns; i++) print "  " sl[i] }
+		if (bs) print "  " bs " tests in the debug_break modes they do not catch"
 		if (nf) { print ""; print "failed:"; for (i = 1; i <= nf; i++) print "  " fl[i] }
 		print ""
 		printf "%d skipped\n", S
@@ -157,9 +199,9 @@ LUF_CONSOLE=${LUF_CONSOLE:-progress} "$LUF_TOP/scripts/qemu.sh" check \
 mt=${LUF_MT:-1}
 [ "$LUF_ARCH" = x86_64 ] || mt=0
 if [ "$mt" = 1 ]; then
-	log "multi-threaded TCG pass (selftests/order-mt)"
+	log "multi-threaded TCG pass (luf.order=mt: the correctness programs, LUF_KEEP_MODULE=1)"
 	LUF_TCG_THREAD=multi LUF_LOG_NAME=check-mt LUF_CONSOLE=${LUF_CONSOLE:-progress} \
-		"$LUF_TOP/scripts/qemu.sh" check luf.order=order-mt \
+		"$LUF_TOP/scripts/qemu.sh" check luf.order=mt \
 		${LUF_TEST_TIMEOUT:+luf.test_timeout=$LUF_TEST_TIMEOUT} || true
 fi
 log "results (log: $LUF_OUT/check.log, $((SECONDS - start))s in all):"

@@ -10,7 +10,7 @@
 #   /luf/bench.sh         scripts/guest/bench.sh
 #   /luf/*.ko             $LUF_OUT/*.ko (scripts/module.sh): luf.ko,
 #                         luf_kunit.ko, luf_notifier_test.ko (MMU_NOTIFIER)
-#   /luf/tests/, /luf/bin/, /luf/order   (scripts/selftests.sh)
+#   /luf/kselftest/, /luf/bin/   (scripts/selftests.sh)
 #   /luf/extra/<file>     scripts/initramfs.sh --extra FILE (repeatable)
 #   /luf/extra.args       scripts/initramfs.sh --args ARG... (one per line;
 #                         must come last)
@@ -59,7 +59,7 @@ guest=$LUF_TOP/scripts/guest
 list=$LUF_OUT/initramfs.list
 {
 	for d in bin sbin dev proc sys tmp root etc mnt mnt/ext4 mnt/xfs mnt/tmp run \
-		 luf luf/tests luf/bin luf/extra; do
+		 luf luf/tests luf/bin luf/extra luf/kselftest; do
 		echo "dir /$d 0755 0 0"
 	done
 	echo "nod /dev/console 0600 0 0 c 5 1"
@@ -85,9 +85,15 @@ list=$LUF_OUT/initramfs.list
 			echo "file /luf/$sub/${f##*/} $f 0755 0 0"
 		done
 	done
-	for f in "$LUF_OUT"/order "$LUF_OUT"/order-*; do
-		[ -f "$f" ] && echo "file /luf/${f##*/} $f 0644 0 0"
-	done
+	# the kselftest install of selftests/ (scripts/selftests.sh)
+	if [ -d "$LUF_OUT/kselftest" ]; then
+		(cd "$LUF_OUT/kselftest" && find . -mindepth 1 -type d | sort) |
+			while read -r d; do echo "dir /luf/kselftest/${d#./} 0755 0 0"; done
+		(cd "$LUF_OUT/kselftest" && find . -type f -printf '%P %m\n' | sort) |
+			while read -r f m; do
+				echo "file /luf/kselftest/$f $LUF_OUT/kselftest/$f $m 0 0"
+			done
+	fi
 	for f in "${extras[@]}"; do
 		echo "file /luf/extra/${f##*/} $(realpath "$f") 0755 0 0"
 	done

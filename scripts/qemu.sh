@@ -136,14 +136,18 @@ console() {
 		progress)
 			case $line in
 			'# luf-init: '*) log "guest up: ${line#'# luf-init: '}" ;;
-			'# luf-run: '*) name=${line#'# luf-run: '}; p=0 f=0 s=0 t0=$SECONDS ;;
-			'# luf-exit: '*)
-				log "  ${name:-?}: $p passed, $f failed, $s skipped (${line##* }, $((SECONDS - t0))s)"
+			# run_kselftest.sh: "# selftests: luf: NAME", NAME's TAP
+			# prefixed with "# " (nested once more in luf_*.sh), then
+			# "ok N selftests: luf: NAME" (approximate: check.sh counts)
+			'# selftests: luf: '*) name=${line#'# selftests: luf: '}; p=0 f=0 s=0 t0=$SECONDS ;;
+			'ok '*'selftests: luf: '*|'not ok '*'selftests: luf: '*)
+				r=ok; [[ $line == 'not ok '* ]] && r=${line#*selftests: luf: "$name"}
+				log "  ${name:-?}: $p passed, $f failed, $s skipped (${r# }, $((SECONDS - t0))s)"
 				name= ;;
-			'ok '*'# SKIP'*|'ok '*'# skip'*) s=$((s + 1)) ;;
-			'ok '*) p=$((p + 1)) ;;
-			'not ok '*) f=$((f + 1)); printf '    %s\n' "$line" >&2 ;;
-			'1..0'*SKIP*) s=$((s + 1)) ;;
+			'#'*' selftests: luf: '*) ;;
+			'# '*'ok '*'# SKIP'*|'# '*'ok '*'# skip'*) [[ $line =~ ^(\#\ )+ok\  ]] && s=$((s + 1)) ;;
+			'# '*'not ok '*) [[ $line =~ ^(\#\ )+not\ ok\  ]] && { f=$((f + 1)); printf '    %s\n' "$line" >&2; } ;;
+			'# '*'ok '*) [[ $line =~ ^(\#\ )+ok\  ]] && p=$((p + 1)) ;;
 			'Bail out!'*) printf '    %s\n' "$line" >&2 ;;
 			'# luf-demo: '*) log "  ${line#'# luf-demo: '}" ;;
 			'LUF-DONE') log "guest finished" ;;

@@ -1,117 +1,75 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build every selftests/<name>.c as a static binary for the guest.
-#   selftests/lib*.c  helper sources, linked into every program
-#   selftests/*.h     headers (-I selftests)
-#   selftests/*.sh    copied as they are (lib*.sh and _*.sh are helpers)
-#   selftests/order   optional: test names in the order the guest runs them
-#   selftests/order-* other run lists (order-mt: the multi-threaded TCG pass)
-#                     (in both, a line ending in "[x86_64]" runs on x86_64 only)
-# Tests land in $LUF_OUT/tests/, the tools listed in LUF_GUEST_TOOLS
-# (lib.sh) in $LUF_OUT/bin/.  A program is rebuilt only when it is older than
-# its source, a lib*.c, a header or this script.
+# Build and install selftests/ as the kselftest target "luf", the way a
+# kernel developer would: in a tree of the built kernel, as
+# tools/testing/selftests/luf,
+#   make -C tools/testing/selftests TARGETS=luf O=... install INSTALL_PATH=...
+# (static; cross for arm64 with ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-).
+# The kernel tree in ~/.cache/luf is shared, so the build uses a tree of
+# symbolic links to it in $LUF_OUT/ksft-src with a copy of selftests/ as
+# tools/testing/selftests/luf, and builds into $LUF_OUT/ksft-build.
+# Result: $LUF_OUT/kselftest (run_kselftest.sh, kselftest/, luf/,
+# kselftest-list.txt; the guest's /luf/kselftest), and the tools listed in
+# LUF_GUEST_TOOLS (lib.sh) in $LUF_OUT/bin/ (the guest's PATH).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-need_pkgs
+need_pkgs rsync make
 kdir=$(need_kdir)
-src=$LUF_TOP/selftests
-tests=$LUF_OUT/tests
+src=$LUF_OUT/ksft-src
+build=$LUF_OUT/ksft-build
+inst=$LUF_OUT/kselftest
 bin=$LUF_OUT/bin
-mkdir -p "$tests" "$bin"
 
 case $LUF_ARCH in
-x86_64) cc=gcc ;;
-arm64) cc=aarch64-linux-gnu-gcc ;;
+x86_64) cross=() ;;
+arm64) cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
 *) die "unknown LUF_ARCH=$LUF_ARCH" ;;
 esac
 
-shopt -s nullglob
-libs=() progs=() deps=("$0")
-for f in "$src"/*.c; do
-	case ${f##*/} in lib*) libs+=("$f") ;; *) progs+=("$f") ;; esac
-done
-deps+=("${libs[@]}" "$src"/*.h)
-while IFS= read -r -d '' h; do deps+=("$h"); done \
-	< <(find "$LUF_TOP/include" -name '*.h' -print0 2>/dev/null)
-
-is_tool() { case " $LUF_GUEST_TOOLS " in *" $1 "*) return 0 ;; esac; return 1; }
-dest_of() { if is_tool "$1"; then echo "$bin/$1"; else echo "$tests/$1"; fi; }
-
-# Drop products whose source is gone, so the guest runs exactly what exists.
-wanted=" "
-for f in "${progs[@]}" "$src"/*.sh; do n=${f##*/}; wanted+="${n%.c} "; done
-for f in "$tests"/* "$bin"/*; do
-	n=${f##*/}
-	case $wanted in *" $n "*) [ "$f" = "$(dest_of "$n")" ] && continue ;; esac
-	rm -rf "$f"
-done
-
-stale() {	# stale <output> <source>
-	local d
-	[ -e "$1" ] || return 0
-	for d in "$2" "${deps[@]}"; do [ "$d" -nt "$1" ] && return 0; done
-	return 1
-}
-
-build() {	# build <source> <output>; compiler output goes to <output>.log
-	local out=$2
-	if "$cc" -O2 -Wall -Wextra -Werror -static -pthread \
-		-I"$kdir/tools/testing/selftests" -I"$LUF_TOP/include" -I"$src" \
-		-o "$out.tmp" "$1" "${libs[@]}" >"$out.log" 2>&1; then
-		mv "$out.tmp" "$out" && rm -f "$out.log"
-	else
-		rm -f "$out.tmp"
-		return 1
-	fi
+# link DIR TO KEEP: DIR/* -> TO/* for every entry of TO but KEEP
+link() {
+	local f
+	mkdir -p "$1"
+	for f in "$2"/*; do
+		[ "${f##*/}" = "$3" ] || ln -sfn "$f" "$1/"
+	done
 }
 
 start=$(date +%s)
-todo=() failed=()
-for f in "${progs[@]}"; do
-	n=${f##*/}; n=${n%.c}
-	stale "$(dest_of "$n")" "$f" && todo+=("$n")
-done
-[ ${#progs[@]} -eq 0 ] && log "WARNING: no selftests/*.c: only KUnit will run"
-if [ ${#todo[@]} -gt 0 ]; then
-	log "building ${#todo[@]} of ${#progs[@]} selftest programs (static)"
-	for n in "${todo[@]}"; do
-		while [ "$(jobs -rp | wc -l)" -ge "$LUF_JOBS" ]; do wait -n || true; done
-		build "$src/$n.c" "$(dest_of "$n")" &
-	done
-	wait
-	# build() leaves <output>.log behind only when the compiler failed.
-	for n in "${todo[@]}"; do
-		[ -e "$(dest_of "$n").log" ] && failed+=("$n")
-	done
+# the links follow the kernel tree (a new build is a new tree)
+if [ "$(cat "$src/.kdir" 2>/dev/null)" != "$kdir" ]; then
+	rm -rf "$src" "$build"
+	link "$src" "$kdir" tools
+	link "$src/tools" "$kdir/tools" testing
+	link "$src/tools/testing" "$kdir/tools/testing" selftests
+	link "$src/tools/testing/selftests" "$kdir/tools/testing/selftests" luf
+	echo "$kdir" > "$src/.kdir"
 fi
-for n in "${failed[@]}"; do
-	out=$(dest_of "$n")
-	echo "  selftests/$n.c:" >&2
-	sed 's/^/    /' "$out.log" >&2
-	rm -f "$out.log"
-done
-[ ${#failed[@]} -eq 0 ] || die "selftest build failed: ${failed[*]}"
+rsync -a --delete "$LUF_TOP/selftests/" "$src/tools/testing/selftests/luf/"
 
-for f in "$src"/*.sh; do
-	install -m 0755 "$f" "$tests/${f##*/}"
-done
-rm -f "$LUF_OUT/order" "$LUF_OUT"/order-*
-# A line ending in "[ARCH ...]" runs only on those architectures.
-for f in "$src"/order "$src"/order-*; do
-	[ -f "$f" ] || continue
-	awk -v arch="$LUF_ARCH" '
-	match($0, /[ \t]*\[[^]]*\][ \t]*$/) {
-		archs = " " substr($0, RSTART, RLENGTH) " "
-		gsub(/[][]/, " ", archs)
-		if (index(archs, " " arch " ") == 0)
-			next
-		$0 = substr($0, 1, RSTART - 1)
-	}
-	{ print }' "$f" > "$LUF_OUT/${f##*/}"
-done
+log "building the luf kselftests (static${cross:+, ${cross[*]}})"
+rm -rf "$inst"
+if ! make -C "$src/tools/testing/selftests" TARGETS=luf O="$build" "${cross[@]}" \
+	-j"$LUF_JOBS" install INSTALL_PATH="$inst" > "$LUF_OUT/selftests-build.log" 2>&1; then
+	grep -E 'error|warning|Error' "$LUF_OUT/selftests-build.log" | head -40 >&2 || true
+	die "selftest build failed (log: $LUF_OUT/selftests-build.log)"
+fi
+if grep -q 'warning:' "$LUF_OUT/selftests-build.log"; then
+	grep -A3 'warning:' "$LUF_OUT/selftests-build.log" >&2
+	die "selftest build has warnings (log: $LUF_OUT/selftests-build.log)"
+fi
 
-ntests=$(find "$tests" -maxdepth 1 -type f | wc -l)
-log "selftests ready: $ntests in tests/, $(find "$bin" -maxdepth 1 -type f | wc -l) tools in bin/ ($(( $(date +%s) - start ))s)"
+# the tools for the demo and benchmarks on the guest's PATH
+mkdir -p "$bin"
+rm -f "$bin"/*
+for t in $LUF_GUEST_TOOLS; do
+	install -m 0755 "$inst/luf/$t" "$bin/$t"
+done
+# what the private run lists of earlier versions left behind
+rm -rf "$LUF_OUT/tests" "$LUF_OUT/order" "$LUF_OUT"/order-*
+mkdir -p "$LUF_OUT/tests"
+
+log "selftests ready: $(grep -c '^luf:' "$inst/kselftest-list.txt") in $inst ($(( $(date +%s) - start ))s)"

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 
 #include "libluf.h"
-
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-#define LUF_MPOL_MF_MOVE_ALL (1 << 2)
 
 /* ---- time ----------------------------------------------------------- */
 
@@ -45,7 +42,7 @@ void luf_msleep(unsigned int ms)
 		;
 }
 
-static size_t page_size(void)
+size_t luf_page_size(void)
 {
 	static size_t ps;
 
@@ -56,11 +53,35 @@ static size_t page_size(void)
 
 /* ---- generic file helpers ------------------------------------------- */
 
+/* The guest's paths, each overridden by its environment variable */
+static const struct {
+	const char *var, *dflt;
+} luf_paths[] = {
+	{ "LUF_EXT4_DIR", LUF_EXT4_DIR },
+	{ "LUF_XFS_DIR", LUF_XFS_DIR },
+	{ "LUF_TMP_DIR", LUF_TMP_DIR },
+	{ "LUF_SWAP_DEV", LUF_SWAP_DEV },
+};
+
+const char *luf_path(const char *dflt)
+{
+	const char *e;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(luf_paths); i++) {
+		if (strcmp(dflt, luf_paths[i].dflt))
+			continue;
+		e = getenv(luf_paths[i].var);
+		return e && *e ? e : dflt;
+	}
+	return dflt;
+}
+
 bool path_exists(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0;
+	return stat(luf_path(path), &st) == 0;
 }
 
 int write_file(const char *path, const void *buf, size_t len)
@@ -153,11 +174,56 @@ int file_mode(const char *path)
 
 /* ---- module --------------------------------------------------------- */
 
+/*
+ * The file modprobe would load for @name: its line in
+ * /lib/modules/$(uname -r)/modules.dep; NULL if there is none.
+ */
+const char *luf_modules_dep(const char *name, char *buf, size_t len)
+{
+	char line[PATH_MAX + 256], want[64];
+	const char *found = NULL;
+	struct utsname u;
+	char *colon, *base;
+	FILE *f;
+
+	if (uname(&u))
+		return NULL;
+	snprintf(line, sizeof(line), "/lib/modules/%s/modules.dep", u.release);
+	f = fopen(line, "re");
+	if (!f)
+		return NULL;
+	snprintf(want, sizeof(want), "%s.ko", name);
+	while (!found && fgets(line, sizeof(line), f)) {
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		base = strrchr(line, '/');
+		if (strcmp(base ? base + 1 : line, want))
+			continue;
+		if (line[0] == '/')
+			snprintf(buf, len, "%s", line);
+		else
+			snprintf(buf, len, "/lib/modules/%s/%s", u.release, line);
+		found = buf;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * $LUF_KO if set; else what modprobe would load (modules.dep), else
+ * LUF_DEFAULT_KO.
+ */
 const char *luf_ko_path(void)
 {
+	static char dep[PATH_MAX];
 	const char *p = getenv("LUF_KO");
 
-	return p && *p ? p : LUF_DEFAULT_KO;
+	if (p && *p)
+		return p;
+	p = luf_modules_dep(LUF_MODNAME, dep, sizeof(dep));
+	return p ? p : LUF_DEFAULT_KO;
 }
 
 bool luf_ko_present(void)
@@ -269,233 +335,6 @@ const char *luf_skip_reason(bool need_module)
 		return why;
 	}
 	return NULL;
-}
-
-/* ---- knobs ---------------------------------------------------------- */
-
-const char *const luf_knob_names[LUF_NR_KNOBS] = {
-	"enabled", "migrc_enabled", "observe", "max_pending_kb", "max_defer_ms",
-};
-
-void luf_knob_path(const char *name, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/%s", LUF_SYSFS_DIR, name);
-}
-
-int luf_knob_read(const char *name, uint64_t *val)
-{
-	char path[256];
-
-	luf_knob_path(name, path, sizeof(path));
-	return read_u64_strict(path, val);
-}
-
-int luf_knob_write(const char *name, const char *s)
-{
-	char path[256];
-
-	luf_knob_path(name, path, sizeof(path));
-	return write_file_str(path, s);
-}
-
-/* ---- counters ------------------------------------------------------- */
-
-const char *const luf_reason_names[LUF_NR_REASONS] = {
-	"compaction", "memory_failure", "memory_hotplug", "syscall_or_cpuset",
-	"mempolicy_mbind", "numa_misplaced", "contig_range", "longterm_pin",
-	"demotion", "damon",
-};
-
-static const char *const side_fields[5] = {
-	"unmaps", "ro_folios", "flush_rounds", "flush_rounds_ro_only",
-	"flush_cpus",
-};
-
-void luf_counter_file_name(int i, char *buf, size_t len)
-{
-	if (i < 5)
-		snprintf(buf, len, "reclaim_%s", side_fields[i]);
-	else if (i < 10)
-		snprintf(buf, len, "migrate_%s", side_fields[i - 5]);
-	else
-		snprintf(buf, len, "migrate_%s_%s", luf_reason_names[(i - 10) / 2],
-			 (i - 10) % 2 ? "ro_folios" : "unmaps");
-}
-
-static uint64_t *side_slot(struct luf_side *s, int i)
-{
-	switch (i) {
-	case 0: return &s->unmaps;
-	case 1: return &s->ro_folios;
-	case 2: return &s->flush_rounds;
-	case 3: return &s->flush_rounds_ro_only;
-	default: return &s->flush_cpus;
-	}
-}
-
-static uint64_t *counter_slot(struct luf_counters *c, int i)
-{
-	if (i < 5)
-		return side_slot(&c->reclaim, i);
-	if (i < 10)
-		return side_slot(&c->migrate, i - 5);
-	if ((i - 10) % 2)
-		return &c->reason_ro_folios[(i - 10) / 2];
-	return &c->reason_unmaps[(i - 10) / 2];
-}
-
-int luf_counter_read(const char *name, uint64_t *val)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/%s", LUF_DEBUGFS_DIR, name);
-	return read_u64_strict(path, val);
-}
-
-int luf_counter_read_list(const char *const *names, uint64_t *const *vals,
-			  size_t n)
-{
-	size_t i;
-	int err;
-
-	for (i = 0; i < n; i++) {
-		err = luf_counter_read(names[i], vals[i]);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-int luf_counters_read(struct luf_counters *c)
-{
-	char name[96];
-	int i, err;
-
-	memset(c, 0, sizeof(*c));
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++) {
-		luf_counter_file_name(i, name, sizeof(name));
-		err = luf_counter_read(name, counter_slot(c, i));
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-int luf_counters_read_stable(struct luf_counters *c)
-{
-	struct luf_counters again;
-	int i, err;
-
-	err = luf_counters_read(c);
-	for (i = 0; !err && i < 50; i++) {
-		err = luf_counters_read(&again);
-		if (err)
-			break;
-		if (luf_counters_equal(c, &again))
-			return 0;
-		*c = again;
-		luf_msleep(20);
-	}
-	return err ? err : -EAGAIN;
-}
-
-void luf_counters_delta(const struct luf_counters *after,
-			const struct luf_counters *before,
-			struct luf_counters *delta)
-{
-	struct luf_counters a = *after, b = *before;
-	int i;
-
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++)
-		*counter_slot(delta, i) = *counter_slot(&a, i) - *counter_slot(&b, i);
-}
-
-bool luf_counters_equal(const struct luf_counters *a,
-			const struct luf_counters *b)
-{
-	struct luf_counters x = *a, y = *b;
-	int i;
-
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++)
-		if (*counter_slot(&x, i) != *counter_slot(&y, i))
-			return false;
-	return true;
-}
-
-static bool side_check(const char *side, const struct luf_side *s, int ncpus,
-		       char *why, size_t len)
-{
-	if (s->ro_folios > s->unmaps) {
-		snprintf(why, len, "%s_ro_folios %" PRIu64 " > %s_unmaps %" PRIu64,
-			 side, s->ro_folios, side, s->unmaps);
-		return false;
-	}
-	if (s->flush_rounds_ro_only > s->flush_rounds) {
-		snprintf(why, len,
-			 "%s_flush_rounds_ro_only %" PRIu64 " > %s_flush_rounds %" PRIu64,
-			 side, s->flush_rounds_ro_only, side, s->flush_rounds);
-		return false;
-	}
-	if (s->flush_cpus > s->flush_rounds_ro_only * (uint64_t)(ncpus - 1)) {
-		snprintf(why, len,
-			 "%s_flush_cpus %" PRIu64 " > %s_flush_rounds_ro_only %" PRIu64
-			 " * (%d - 1)", side, s->flush_cpus, side,
-			 s->flush_rounds_ro_only, ncpus);
-		return false;
-	}
-	return true;
-}
-
-bool luf_counters_check(const struct luf_counters *c, int ncpus,
-			char *why, size_t len)
-{
-	uint64_t su = 0, sr = 0;
-	int i;
-
-	if (!side_check("reclaim", &c->reclaim, ncpus, why, len) ||
-	    !side_check("migrate", &c->migrate, ncpus, why, len))
-		return false;
-	for (i = 0; i < LUF_NR_REASONS; i++) {
-		if (c->reason_ro_folios[i] > c->reason_unmaps[i]) {
-			snprintf(why, len,
-				 "migrate_%s_ro_folios %" PRIu64 " > migrate_%s_unmaps %" PRIu64,
-				 luf_reason_names[i], c->reason_ro_folios[i],
-				 luf_reason_names[i], c->reason_unmaps[i]);
-			return false;
-		}
-		su += c->reason_unmaps[i];
-		sr += c->reason_ro_folios[i];
-	}
-	if (su != c->migrate.unmaps) {
-		snprintf(why, len, "sum of migrate_<reason>_unmaps %" PRIu64
-			 " != migrate_unmaps %" PRIu64, su, c->migrate.unmaps);
-		return false;
-	}
-	if (sr != c->migrate.ro_folios) {
-		snprintf(why, len, "sum of migrate_<reason>_ro_folios %" PRIu64
-			 " != migrate_ro_folios %" PRIu64, sr, c->migrate.ro_folios);
-		return false;
-	}
-	if (len)
-		why[0] = '\0';
-	return true;
-}
-
-void luf_counters_log(const char *prefix, const struct luf_counters *c,
-		      bool nonzero)
-{
-	struct luf_counters x = *c;
-	char name[96];
-	uint64_t v;
-	int i;
-
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++) {
-		v = *counter_slot(&x, i);
-		if (nonzero && !v)
-			continue;
-		luf_counter_file_name(i, name, sizeof(name));
-		fprintf(stderr, "# %s%s=%" PRIu64 "\n", prefix, name, v);
-	}
 }
 
 /* ---- system statistics ---------------------------------------------- */
@@ -832,11 +671,11 @@ int memcg_destroy(const char *cg)
 
 /* ---- test file ------------------------------------------------------- */
 
-int luf_file_create(struct luf_file *f, const char *dir, const char *tag,
-		    size_t size)
+int luf_file_create_words(struct luf_file *f, const char *dir,
+			  const char *tag, size_t size, size_t wsize,
+			  uint64_t (*word)(uint64_t idx, void *arg), void *arg)
 {
-	const size_t chunk = 64 * 1024;
-	size_t ps = page_size(), off, i;
+	size_t ps = luf_page_size(), off, i;
 	uint64_t *buf;
 	ssize_t n;
 	int err = 0;
@@ -844,24 +683,24 @@ int luf_file_create(struct luf_file *f, const char *dir, const char *tag,
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	size = (size + ps - 1) / ps * ps;
-	if (!size)
-		return -EINVAL;
-	snprintf(f->path, sizeof(f->path), "%s/luf-%s-%d", dir, tag, getpid());
+	wsize = wsize ? (wsize + ps - 1) / ps * ps : ps;
+	snprintf(f->path, sizeof(f->path), "%s/luf-%s-%d", luf_path(dir), tag,
+		 getpid());
 	f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0)
 		return -errno;
 	f->size = size;
 	f->npages = size / ps;
-	buf = malloc(chunk);
+	buf = malloc(wsize);
 	if (!buf) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	for (off = 0; off < size; off += chunk) {
-		size_t len = size - off < chunk ? size - off : chunk;
+	for (off = 0; off < size; off += wsize) {
+		size_t len = size - off < wsize ? size - off : wsize;
 
 		for (i = 0; i < len / 8; i++)
-			buf[i] = luf_pattern(off + i * 8);
+			buf[i] = word(off / 8 + i, arg);
 		n = pwrite(f->fd, buf, len, off);
 		if (n < 0 || (size_t)n != len) {
 			err = n < 0 ? -errno : -EIO;
@@ -878,6 +717,21 @@ fail:
 	unlink(f->path);
 	f->fd = -1;
 	return err;
+}
+
+static uint64_t pattern_word(uint64_t idx, void *arg)
+{
+	(void)arg;
+	return luf_pattern(idx * 8);
+}
+
+int luf_file_create(struct luf_file *f, const char *dir, const char *tag,
+		    size_t size)
+{
+	if (!size)
+		return -EINVAL;
+	return luf_file_create_words(f, dir, tag, size, 64 * 1024,
+				     pattern_word, NULL);
 }
 
 int luf_file_evict(struct luf_file *f)
@@ -903,30 +757,35 @@ int luf_file_map(struct luf_file *f)
 	return 0;
 }
 
-int luf_file_pfns(struct luf_file *f, uint64_t *pfns)
+int luf_pagemap_pfns(const void *addr, size_t n, uint64_t *pfns)
 {
-	size_t ps = page_size(), len = f->npages * sizeof(uint64_t), i;
-	off_t off = (off_t)((uintptr_t)f->map / ps * sizeof(uint64_t));
-	ssize_t n;
+	size_t ps = luf_page_size(), len = n * sizeof(uint64_t), i;
+	off_t off = (off_t)((uintptr_t)addr / ps * sizeof(uint64_t));
+	ssize_t got;
 	int fd;
 
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = pread(fd, pfns, len, off);
+	got = pread(fd, pfns, len, off);
 	close(fd);
-	if (n < 0)
+	if (got < 0)
 		return -errno;
-	if ((size_t)n != len)
+	if ((size_t)got != len)
 		return -EIO;
-	for (i = 0; i < f->npages; i++)
+	for (i = 0; i < n; i++)
 		pfns[i] = pfns[i] >> 63 ? pfns[i] & ((1ULL << 55) - 1) : 0;
 	return 0;
 }
 
+int luf_file_pfns(struct luf_file *f, uint64_t *pfns)
+{
+	return luf_pagemap_pfns(f->map, f->npages, pfns);
+}
+
 uint64_t luf_file_touch(struct luf_file *f)
 {
-	size_t ps = page_size(), i;
+	size_t ps = luf_page_size(), i;
 	uint64_t bad = 0;
 
 	for (i = 0; i < f->npages; i++) {
@@ -948,531 +807,4 @@ void luf_file_destroy(struct luf_file *f)
 		unlink(f->path);
 	}
 	f->fd = -1;
-}
-
-/* ---- readers --------------------------------------------------------- */
-
-static void *reader_fn(void *arg)
-{
-	struct luf_reader_slot *ra = arg;
-	struct luf_readers *r = ra->set;
-	size_t ps = page_size(), words = ps / 8, i;
-	uint64_t pass = 0, bad = 0;
-	int err;
-
-	err = pin_to_cpu(r->cpus[ra->idx]);
-	if (err) {
-		int zero = 0;
-
-		atomic_compare_exchange_strong(&r->err, &zero, err);
-		atomic_fetch_add(&r->ready, 1);
-		return NULL;
-	}
-	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-		size_t w = (pass * 7 + ra->idx) % words;
-
-		for (i = 0; i < r->npages; i++) {
-			uint64_t off = (uint64_t)i * ps + w * 8;
-
-			if (*(const volatile uint64_t *)(r->base + off) != luf_pattern(off))
-				bad++;
-			if ((i & 63) == 63 &&
-			    atomic_load_explicit(&r->stop, memory_order_relaxed))
-				break;
-		}
-		atomic_fetch_add_explicit(&r->pages_read, i, memory_order_relaxed);
-		if (bad) {
-			atomic_fetch_add(&r->bad_words, bad);
-			bad = 0;
-		}
-		if (i == r->npages) {
-			atomic_fetch_add_explicit(&r->passes, 1, memory_order_relaxed);
-			if (!pass)
-				atomic_fetch_add(&r->ready, 1);
-			pass++;
-			if (r->pause_us)
-				usleep(r->pause_us);
-		}
-	}
-	if (!pass)
-		atomic_fetch_add(&r->ready, 1);
-	return NULL;
-}
-
-int luf_readers_start(struct luf_readers *r, const char *base, size_t npages,
-		      const int *cpus, int n, unsigned int pause_us)
-{
-	int i, err;
-
-	if (n < 0 || n > LUF_MAX_READERS)
-		return -EINVAL;
-	memset(r, 0, sizeof(*r));
-	r->pause_us = pause_us;
-	r->base = base;
-	r->npages = npages;
-	r->n = 0;
-	for (i = 0; i < n; i++) {
-		struct luf_reader_slot *ra = &r->slot[i];
-
-		ra->set = r;
-		ra->idx = i;
-		r->cpus[i] = cpus[i];
-		err = pthread_create(&r->th[i], NULL, reader_fn, ra);
-		if (err) {
-			luf_readers_stop(r);
-			return -err;
-		}
-		r->n++;
-	}
-	while (atomic_load(&r->ready) < n)
-		luf_msleep(1);
-	err = atomic_load(&r->err);
-	if (err) {
-		luf_readers_stop(r);
-		return err;
-	}
-	return 0;
-}
-
-void luf_readers_stop(struct luf_readers *r)
-{
-	int i;
-
-	atomic_store(&r->stop, 1);
-	for (i = 0; i < r->n; i++)
-		pthread_join(r->th[i], NULL);
-	r->n = 0;
-}
-
-/* ---- workload drivers ------------------------------------------------ */
-
-const char *luf_wl_name(enum luf_wl kind)
-{
-	switch (kind) {
-	case LUF_WL_PAGEOUT: return "pageout";
-	case LUF_WL_MEMCG: return "memcg";
-	case LUF_WL_MIGRATE: return "migrate";
-	case LUF_WL_DEMOTE: return "demote";
-	}
-	return "?";
-}
-
-void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind)
-{
-	int ncpu = nr_cpus(), i;
-
-	memset(o, 0, sizeof(*o));
-	o->dir = kind == LUF_WL_MIGRATE ? LUF_TMP_DIR : LUF_EXT4_DIR;
-	o->size = (kind == LUF_WL_PAGEOUT || kind == LUF_WL_DEMOTE ? 16 : 8) << 20;
-	o->initiator_cpu = 0;
-	o->nr_readers = ncpu - 1 < 3 ? ncpu - 1 : 3;
-	if (o->nr_readers < 0)
-		o->nr_readers = 0;
-	for (i = 0; i < o->nr_readers; i++)
-		o->reader_cpus[i] = i + 1;
-	/*
-	 * Migration and demotion: readers spin over a few pages, so they
-	 * rarely block on a migration entry and stay live in the mm when
-	 * the batch is flushed (and, for demotion, most pages stay cold).
-	 */
-	o->hot_pages = kind == LUF_WL_DEMOTE || kind == LUF_WL_MIGRATE ? 64 : 0;
-	o->seconds = 3;
-	switch (kind) {
-	case LUF_WL_PAGEOUT: o->min_rounds = 4; break;
-	case LUF_WL_MEMCG: o->min_rounds = 1; break;
-	case LUF_WL_MIGRATE: o->min_rounds = 6; break;
-	case LUF_WL_DEMOTE: o->min_rounds = 3; break;
-	}
-	o->memcg_max = o->size / 2;
-	o->reclaim_bytes = o->size / 2;
-	o->node_a = 0;
-	o->node_b = 1;
-	o->tag = luf_wl_name(kind);
-}
-
-struct wl_state {
-	struct luf_file f;
-	char *anon;			/* anon_size bytes at f.map + f.size */
-	size_t anon_size;
-	size_t npages;			/* file and anonymous pages */
-	struct luf_readers rd;
-	bool readers_on;
-	uint64_t *pfn1, *pfn2;
-	void **pages;
-	int *nodes, *status;
-	char cg[256];
-	bool in_cg;
-	char demotion_saved[32];
-	bool demotion_changed;
-	cpu_set_t saved_affinity;
-	bool affinity_saved;
-};
-
-long luf_move_pages(unsigned long count, void **pages, const int *nodes,
-		    int *status)
-{
-	return syscall(SYS_move_pages, 0, count, pages, nodes, status,
-		       LUF_MPOL_MF_MOVE_ALL);
-}
-
-/*
- * Move every page of the mapping to @node, at most @chunk pages (0: all)
- * per move_pages(2) call; retry transient failures.  Returns the number of
- * pages that moved; *failed gets the pages that are still elsewhere.
- * @calls is bumped per move_pages(2) call.
- */
-static long migrate_all(struct wl_state *s, int node, size_t chunk,
-			uint64_t *failed, uint64_t *calls)
-{
-	size_t n = s->npages, i, todo;
-	long moved = 0;
-	int attempt;
-
-	for (i = 0; i < n; i++)
-		s->pages[i] = (void *)(s->f.map + i * page_size());
-	if (luf_move_pages(n, s->pages, NULL, s->status))
-		return -errno;
-	todo = 0;
-	for (i = 0; i < n; i++)
-		if (s->status[i] != node)
-			s->pages[todo++] = (void *)(s->f.map + i * page_size());
-	if (!chunk)
-		chunk = n;
-	for (attempt = 0; todo && attempt < 4; attempt++) {
-		size_t left = 0, c;
-
-		for (i = 0; i < todo; i++)
-			s->nodes[i] = node;
-		for (i = 0; i < todo; i += c) {
-			c = todo - i < chunk ? todo - i : chunk;
-			(*calls)++;
-			if (luf_move_pages(c, s->pages + i, s->nodes + i,
-					   s->status + i) < 0 &&
-			    errno != EBUSY && errno != EAGAIN && errno != ENOMEM)
-				return -errno;
-		}
-		for (i = 0; i < todo; i++) {
-			if (s->status[i] == node) {
-				moved++;
-				continue;
-			}
-			/* -EBUSY, -EAGAIN, -ENOMEM: worth another try */
-			s->pages[left++] = s->pages[i];
-		}
-		todo = left;
-		if (todo)
-			luf_msleep(5);
-	}
-	*failed += todo;
-	return moved;
-}
-
-/*
- * Read-only, clean anonymous memory right after the file mapping, filled
- * with the pattern of its offset from the file's start so that the readers
- * check both as one range: written, made PROT_READ, paged out to swap and
- * read back, which maps each page read-only and clean.
- */
-static int wl_anon_setup(struct wl_state *s, size_t size)
-{
-	size_t ps = page_size(), i;
-	uint64_t *w;
-	char line[256];
-	int n = 0;
-	FILE *f;
-	char *p;
-
-	/* the first line of /proc/swaps is a header */
-	f = fopen("/proc/swaps", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	if (n < 2)
-		return -ENODEV;
-	/* one reserved range: the file mapping moves to its start */
-	p = mmap(NULL, s->f.size + size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	if (mmap(p, s->f.size, PROT_READ, MAP_SHARED | MAP_FIXED, s->f.fd, 0) == MAP_FAILED) {
-		munmap(p, s->f.size + size);
-		return -errno;
-	}
-	munmap((void *)s->f.map, s->f.size);
-	s->f.map = p;
-	madvise(p, s->f.size, MADV_NOHUGEPAGE);
-	s->anon = p + s->f.size;
-	s->anon_size = size;
-	p = mmap(s->anon, size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	madvise(p, size, MADV_NOHUGEPAGE);
-	for (w = (uint64_t *)p, i = 0; i < size / 8; i++)
-		w[i] = luf_pattern(s->f.size + i * 8);
-	if (mprotect(p, size, PROT_READ) || madvise(p, size, MADV_PAGEOUT))
-		return -errno;
-	for (i = 0; i < size; i += ps)
-		(void)*(volatile char *)(p + i);
-	return 0;
-}
-
-static bool wl_done(const struct luf_run_opts *o, const struct luf_run_res *r,
-		    double t0)
-{
-	double el = luf_now() - t0;
-
-	if (o->stop && atomic_load(o->stop))
-		return true;
-	if (o->max_rounds && r->rounds >= (uint64_t)o->max_rounds)
-		return true;
-	if (o->max_seconds > 0 && el >= o->max_seconds)
-		return true;
-	return el >= o->seconds && r->rounds >= (uint64_t)o->min_rounds;
-}
-
-static void wl_cleanup(struct wl_state *s)
-{
-	if (s->readers_on)
-		luf_readers_stop(&s->rd);
-	s->readers_on = false;
-	if (s->anon)
-		munmap(s->anon, s->anon_size);
-	s->anon = NULL;
-	luf_file_destroy(&s->f);
-	if (s->cg[0]) {
-		memcg_destroy(s->cg);
-		s->cg[0] = '\0';
-	}
-	if (s->demotion_changed)
-		write_file_str(LUF_DEMOTION_KNOB, s->demotion_saved);
-	if (s->affinity_saved)
-		sched_setaffinity(0, sizeof(s->saved_affinity), &s->saved_affinity);
-	free(s->pfn1);
-	free(s->pfn2);
-	free(s->pages);
-	free(s->nodes);
-	free(s->status);
-}
-
-#define WL_FAIL(err_, ...) do {						\
-	snprintf(r->err, sizeof(r->err), __VA_ARGS__);			\
-	ret = (err_);							\
-	goto out;							\
-} while (0)
-
-const char *luf_wl_missing(enum luf_wl kind, const struct luf_run_opts *o,
-			   char *why, size_t len)
-{
-	char d[160];
-
-	if (!o->dir || !path_exists(o->dir))
-		snprintf(why, len, "directory %s does not exist",
-			 o->dir ? o->dir : "(null)");
-	else if (kind == LUF_WL_MIGRATE && (!numa_node_has_memory(o->node_a) ||
-					    !numa_node_has_memory(o->node_b)))
-		snprintf(why, len, "NUMA node %d or %d has no memory",
-			 o->node_a, o->node_b);
-	else if (kind == LUF_WL_DEMOTE && !numa_demotion_possible(d, sizeof(d)))
-		snprintf(why, len, "no demotion: %s", d);
-	else if ((kind == LUF_WL_MEMCG || kind == LUF_WL_DEMOTE) && !memcg_available())
-		snprintf(why, len, "no memory controller under %s", LUF_CGROUP_ROOT);
-	else
-		return NULL;
-	return why;
-}
-
-int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
-	    struct luf_run_res *r)
-{
-	struct luf_sys before, after;
-	struct wl_state s;
-	size_t npages, i, hot;
-	char buf[64];
-	double t0;
-	int ret = 0;
-	long moved;
-
-	memset(r, 0, sizeof(*r));
-	memset(&s, 0, sizeof(s));
-	s.f.fd = -1;
-
-	if (luf_wl_missing(kind, o, r->err, sizeof(r->err))) {
-		ret = -ENODEV;
-		goto out;
-	}
-	if (!sched_getaffinity(0, sizeof(s.saved_affinity), &s.saved_affinity))
-		s.affinity_saved = true;
-	if (o->initiator_cpu >= 0 && (ret = pin_to_cpu(o->initiator_cpu)))
-		WL_FAIL(ret, "cannot pin to CPU %d: %s", o->initiator_cpu, strerror(-ret));
-
-	if (kind == LUF_WL_DEMOTE) {
-		if (read_file(LUF_DEMOTION_KNOB, s.demotion_saved,
-			      sizeof(s.demotion_saved)) <= 0)
-			WL_FAIL(-EIO, "cannot read %s", LUF_DEMOTION_KNOB);
-		s.demotion_saved[strcspn(s.demotion_saved, "\n")] = '\0';
-		if ((ret = write_file_str(LUF_DEMOTION_KNOB, "1")))
-			WL_FAIL(ret, "cannot enable demotion: %s", strerror(-ret));
-		s.demotion_changed = true;
-	}
-	if (kind == LUF_WL_MEMCG || kind == LUF_WL_DEMOTE) {
-		char name[64];
-
-		if (o->memcg)
-			snprintf(name, sizeof(name), "%s", o->memcg);
-		else
-			snprintf(name, sizeof(name), "luf-%s-%d", luf_wl_name(kind), getpid());
-		if ((ret = memcg_create(name, s.cg, sizeof(s.cg)))) {
-			s.cg[0] = '\0';
-			WL_FAIL(ret, "cannot create memcg %s: %s", name, strerror(-ret));
-		}
-		if (kind == LUF_WL_MEMCG) {
-			snprintf(buf, sizeof(buf), "%" PRIu64, o->memcg_max);
-			if ((ret = memcg_write(s.cg, "memory.max", buf)))
-				WL_FAIL(ret, "memory.max=%s: %s", buf, strerror(-ret));
-		}
-	}
-
-	if ((ret = luf_file_create(&s.f, o->dir, o->tag ? o->tag : luf_wl_name(kind),
-				   o->size)))
-		WL_FAIL(ret, "cannot create a %zu byte file in %s: %s", o->size,
-			o->dir, strerror(-ret));
-	npages = s.npages = s.f.npages;
-	if (s.cg[0]) {
-		/* the pages must be charged to the memcg: fault them in there */
-		if ((ret = luf_file_evict(&s.f)))
-			WL_FAIL(ret, "cannot drop the page cache of %s: %s", s.f.path,
-				strerror(-ret));
-		if ((ret = memcg_enter(s.cg)))
-			WL_FAIL(ret, "cannot enter %s: %s", s.cg, strerror(-ret));
-	}
-	if ((ret = luf_file_map(&s.f)))
-		WL_FAIL(ret, "cannot map %s: %s", s.f.path, strerror(-ret));
-	if (kind == LUF_WL_MIGRATE && o->anon_size) {
-		if ((ret = wl_anon_setup(&s, o->anon_size)))
-			WL_FAIL(ret, "anonymous memory after the file: %s",
-				ret == -ENODEV ? "needs swap on" : strerror(-ret));
-		npages = s.npages = npages + o->anon_size / page_size();
-	}
-	s.pfn1 = calloc(npages, sizeof(*s.pfn1));
-	s.pfn2 = calloc(npages, sizeof(*s.pfn2));
-	s.pages = calloc(npages, sizeof(*s.pages));
-	s.nodes = calloc(npages, sizeof(*s.nodes));
-	s.status = calloc(npages, sizeof(*s.status));
-	if (!s.pfn1 || !s.pfn2 || !s.pages || !s.nodes || !s.status)
-		WL_FAIL(-ENOMEM, "out of memory");
-
-	if (kind != LUF_WL_MEMCG)
-		r->bad_words += luf_file_touch(&s.f);
-	if (kind == LUF_WL_MIGRATE) {
-		uint64_t dummy_failed = 0, dummy_calls = 0;
-
-		/* start from node_a; not counted */
-		moved = migrate_all(&s, o->node_a, 0, &dummy_failed, &dummy_calls);
-		if (moved < 0)
-			WL_FAIL((int)moved, "move_pages: %s", strerror((int)-moved));
-	}
-
-	luf_sys_read(&before);
-	hot = o->hot_pages && o->hot_pages < npages ? o->hot_pages : npages;
-	if ((ret = luf_readers_start(&s.rd, s.f.map, hot, o->reader_cpus,
-				     o->nr_readers, o->reader_pause_us)))
-		WL_FAIL(ret, "cannot start readers: %s", strerror(-ret));
-	s.readers_on = true;
-
-	t0 = luf_now();
-	while (!wl_done(o, r, t0)) {
-		int err;
-
-		switch (kind) {
-		case LUF_WL_PAGEOUT:
-			/*
-			 * The readers refault what MADV_PAGEOUT takes at
-			 * once, so residency says little: a page is paged
-			 * out if its PFN is gone or different afterwards.
-			 */
-			r->bad_words += luf_file_touch(&s.f);
-			if ((err = luf_file_pfns(&s.f, s.pfn1)))
-				WL_FAIL(err, "pagemap: %s", strerror(-err));
-			if (madvise((void *)s.f.map, s.f.size, MADV_PAGEOUT))
-				WL_FAIL(-errno, "MADV_PAGEOUT: %s", strerror(errno));
-			if ((err = luf_file_pfns(&s.f, s.pfn2)))
-				WL_FAIL(err, "pagemap: %s", strerror(-err));
-			for (i = 0; i < npages; i++)
-				if (s.pfn1[i] && s.pfn2[i] != s.pfn1[i])
-					r->pages_evicted++;
-			r->pageout_calls++;
-			break;
-		case LUF_WL_MEMCG:
-			r->bad_words += luf_file_touch(&s.f);
-			break;
-		case LUF_WL_MIGRATE:
-			moved = migrate_all(&s, r->rounds % 2 ? o->node_a : o->node_b,
-					    o->migrate_chunk, &r->migrate_failed,
-					    &r->migrate_calls);
-			if (moved < 0)
-				WL_FAIL((int)moved, "move_pages: %s", strerror((int)-moved));
-			r->pages_migrated += moved;
-			break;
-		case LUF_WL_DEMOTE:
-			r->bad_words += luf_file_touch(&s.f);
-			snprintf(buf, sizeof(buf), "%" PRIu64, o->reclaim_bytes);
-			err = memcg_write(s.cg, "memory.reclaim", buf);
-			r->reclaim_writes++;
-			if (err == -EAGAIN)
-				r->reclaim_eagain++;
-			else if (err)
-				WL_FAIL(err, "memory.reclaim: %s", strerror(-err));
-			break;
-		}
-		r->rounds++;
-		if (o->round_pause_ms)
-			luf_msleep(o->round_pause_ms);
-	}
-	r->elapsed = luf_now() - t0;
-	luf_readers_stop(&s.rd);
-	s.readers_on = false;
-	r->pages_read = atomic_load(&s.rd.pages_read);
-	r->bad_words += atomic_load(&s.rd.bad_words);
-	luf_sys_read(&after);
-	luf_sys_delta(&after, &before, &r->sys);
-	if (s.cg[0])
-		memcg_stat(s.cg, "pgsteal", &r->memcg_pgsteal);
-out:
-	if (s.readers_on) {
-		r->pages_read = atomic_load(&s.rd.pages_read);
-		r->bad_words += atomic_load(&s.rd.bad_words);
-	}
-	wl_cleanup(&s);
-	return ret;
-}
-
-void luf_run_log(const char *prefix, const struct luf_run_res *r)
-{
-	fprintf(stderr,
-		"# %srounds=%" PRIu64 " elapsed=%.2f pages_read=%" PRIu64
-		" bad_words=%" PRIu64 "\n",
-		prefix, r->rounds, r->elapsed, r->pages_read, r->bad_words);
-	fprintf(stderr,
-		"# %spageout_calls=%" PRIu64 " pages_evicted=%" PRIu64
-		" migrate_calls=%" PRIu64 " pages_migrated=%" PRIu64
-		" migrate_failed=%" PRIu64 "\n",
-		prefix, r->pageout_calls, r->pages_evicted, r->migrate_calls,
-		r->pages_migrated, r->migrate_failed);
-	fprintf(stderr,
-		"# %sreclaim_writes=%" PRIu64 " reclaim_eagain=%" PRIu64
-		" memcg_pgsteal=%" PRIu64 "\n",
-		prefix, r->reclaim_writes, r->reclaim_eagain, r->memcg_pgsteal);
-	fprintf(stderr,
-		"# %svmstat: nr_tlb_remote_flush+%" PRIu64
-		" nr_tlb_remote_flush_received+%" PRIu64 " TLB_irqs+%" PRIu64
-		" pgsteal+%" PRIu64 " pgmigrate_success+%" PRIu64
-		" pgdemote+%" PRIu64 "\n",
-		prefix, r->sys.tlb_remote_flush, r->sys.tlb_remote_received,
-		r->sys.tlb_irqs, r->sys.pgsteal, r->sys.pgmigrate_success,
-		r->sys.pgdemote);
-	if (r->err[0])
-		fprintf(stderr, "# %serror: %s\n", prefix, r->err);
 }

@@ -28,16 +28,36 @@
 #define LUF_MODULE_DIR		"/sys/module/luf"
 #define LUF_CGROUP_ROOT		"/sys/fs/cgroup"
 #define LUF_DEMOTION_KNOB	"/sys/kernel/mm/numa/demotion_enabled"
+/*
+ * The guest's paths.  Each is a default: luf_path() returns the value of
+ * the environment variable of the same name instead, if it is set.
+ */
 #define LUF_EXT4_DIR		"/mnt/ext4"
-#define LUF_TMP_DIR		"/mnt/tmp"
+#define LUF_XFS_DIR		"/mnt/xfs"
+#define LUF_TMP_DIR		"/mnt/tmp"	/* tmpfs */
 #define LUF_SWAP_DEV		"/dev/zram0"	/* init: mkswap, no swapon */
 
 #define LUF_MAX_READERS		8
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* ---- module --------------------------------------------------------- */
 
-/* Path of luf.ko: $LUF_KO if set, else /luf/luf.ko. */
+/*
+ * @dflt (one of the paths above), or its environment variable if set;
+ * any other path unchanged.
+ */
+const char *luf_path(const char *dflt);
+
+/*
+ * Path of luf.ko: $LUF_KO if set, else the file modprobe would load (from
+ * /lib/modules/$(uname -r)/modules.dep), else LUF_DEFAULT_KO.
+ */
 const char *luf_ko_path(void);
+/* The file of module @name in modules.dep, into @buf; NULL if none. */
+const char *luf_modules_dep(const char *name, char *buf, size_t len);
 bool luf_ko_present(void);
 /* /sys/module/luf exists */
 bool luf_is_loaded(void);
@@ -60,6 +80,7 @@ const char *luf_skip_reason(bool need_module);
 
 /* ---- generic file helpers ------------------------------------------- */
 
+/* stat(2) of luf_path(@path) works */
 bool path_exists(const char *path);
 /* One write(2) of exactly @len bytes; -errno on failure, -EIO if short. */
 int write_file(const char *path, const void *buf, size_t len);
@@ -133,6 +154,28 @@ bool luf_counters_check(const struct luf_counters *c, int ncpus,
 void luf_counters_log(const char *prefix, const struct luf_counters *c,
 		      bool nonzero);
 
+/*
+ * The module's state: deferrals, held and released pages, and why
+ * deferred work was settled; what the correctness tests read around an
+ * unmap.  A counter file this luf.ko does not have reads as 0.
+ */
+struct luf_ev {
+	uint64_t deferred;	/* deferred_folios */
+	uint64_t held;		/* held_pages */
+	uint64_t held_total;	/* held_pages_total */
+	uint64_t released;	/* released_pages */
+	uint64_t pending;	/* pending_folios */
+	uint64_t flushes;
+	uint64_t fc, wf, timer, disable;	/* forced_<cause> */
+	uint64_t rel_zone_low, rel_shrinker, rel_isolate;	/* released_<cause> */
+	uint64_t retained;	/* migrc_retained */
+	uint64_t tlbi_avoided;
+};
+
+int luf_ev_read(struct luf_ev *e);
+/* Every field as "# @what: name=value ..." on stderr */
+void luf_ev_log(const char *what, const struct luf_ev *e);
+
 /* ---- system statistics ---------------------------------------------- */
 
 int nr_cpus(void);
@@ -161,6 +204,17 @@ void luf_sys_delta(const struct luf_sys *after, const struct luf_sys *before,
 		   struct luf_sys *delta);
 
 /* ---- CPUs, NUMA ------------------------------------------------------ */
+
+/*
+ * Opt-in, for tests that need quiet reader CPUs (libluf_quiet.c): move
+ * every movable kernel thread, device interrupt and the unbound workqueues
+ * to CPU 0 and set vm.stat_interval to 60 s, system-wide, until
+ * luf_quiet_restore(), exit, SIGTERM or SIGINT of the calling process puts
+ * back everything it changed.  LUF_QUIET_CPUS=0 in the environment: do
+ * nothing.
+ */
+void luf_quiet_cpus(void);
+void luf_quiet_restore(void);
 
 /* Pin the calling thread to @cpu. */
 int pin_to_cpu(int cpu);
@@ -204,7 +258,16 @@ struct luf_file {
 	const char *map;	/* PROT_READ MAP_SHARED mapping or NULL */
 };
 
-/* Create @dir/luf-@tag-<pid>, fill it with write(2), fsync. */
+/*
+ * Create luf_path(@dir)/luf-@tag-<pid> of @size bytes (rounded up to
+ * pages) whose 8-byte word at index i (file offset / 8) is @word(i, @arg),
+ * written @wsize bytes (rounded up to pages) per write(2), and fsync it.
+ * @size 0: an empty file.
+ */
+int luf_file_create_words(struct luf_file *f, const char *dir,
+			  const char *tag, size_t size, size_t wsize,
+			  uint64_t (*word)(uint64_t idx, void *arg), void *arg);
+/* The same with luf_pattern() content, 64 KiB per write(2); @size > 0. */
 int luf_file_create(struct luf_file *f, const char *dir, const char *tag,
 		    size_t size);
 /* Drop the file's clean page cache (fsync + POSIX_FADV_DONTNEED). */
@@ -215,44 +278,117 @@ int luf_file_map(struct luf_file *f);
  * a page that is not mapped.
  */
 int luf_file_pfns(struct luf_file *f, uint64_t *pfns);
+/* The same for @n pages at @addr; 0 or -errno */
+int luf_pagemap_pfns(const void *addr, size_t n, uint64_t *pfns);
 /* Read one word of every page through the mapping; returns bad words. */
 uint64_t luf_file_touch(struct luf_file *f);
 /* munmap, close, unlink */
 void luf_file_destroy(struct luf_file *f);
 
-/* ---- pinned reader threads ------------------------------------------- */
+/* ---- pinned reader threads (libluf_rd.c) ------------------------------ */
 
-struct luf_readers;
-struct luf_reader_slot {
-	struct luf_readers *set;
+/* What a word (or a fault) is; the bad kinds are counted per reader */
+enum luf_rd_kind {
+	LUF_RD_OK,
+	LUF_RD_STALE,		/* old content after the publication */
+	LUF_RD_CORRUPT,		/* content that is neither old nor new */
+	LUF_RD_BAD_FAULT,	/* a fault where none may happen */
+	LUF_RD_READ_AFTER,	/* a read that worked where it must fault */
+	LUF_RD_NR_KINDS
+};
+
+struct luf_rd;
+
+/*
+ * Reader engine callbacks.  @check: what word @i (of the mapping) read as
+ * @v is, @pub: the pass began after luf_rd_publish(); returns an enum
+ * luf_rd_kind.  @fault_ok: whether a fault reading word @i is allowed;
+ * NULL: faults are not caught (they kill the process).
+ */
+typedef int (*luf_rd_check_fn)(const struct luf_rd *c, size_t i, uint64_t v,
+			       bool pub);
+typedef bool (*luf_rd_fault_fn)(const struct luf_rd *c, size_t i, bool pub);
+
+struct luf_rd_stats {
+	atomic_uint_fast64_t passes;
+	atomic_uint_fast64_t post_passes;	/* passes begun after publication */
+	atomic_uint_fast64_t words;		/* words checked */
+	atomic_uint_fast64_t bad[LUF_RD_NR_KINDS];
+	uint64_t faults;
+	uint64_t post_faults;
+	uint64_t marked;	/* LUF_RD_CORRUPT words equal to ->mark */
+	uint64_t first_val;	/* the first bad word */
+	size_t first_idx;
+	int first_kind;
+	int have_first;
+} __attribute__((aligned(64)));
+
+struct luf_rd_slot {
+	struct luf_rd *c;
 	int idx;
 };
 
-struct luf_readers {
-	const char *base;
-	size_t npages;			/* pages the readers spin over */
+/*
+ * Set ->check (and ->fault_ok, ->sample, ->pause_us, ->mark) in a zeroed
+ * struct luf_rd, then luf_rd_start().
+ */
+struct luf_rd {
+	luf_rd_check_fn check;
+	luf_rd_fault_fn fault_ok;
+	bool sample;			/* one word of each page a pass */
+	unsigned int pause_us;		/* sleep after each pass (0: spin) */
+	uint64_t mark;			/* a content worth counting apart */
+	const volatile uint64_t *base;
+	size_t words;			/* words the readers spin over */
+	size_t wpp;			/* words per page */
 	int n;
 	int cpus[LUF_MAX_READERS];
 	pthread_t th[LUF_MAX_READERS];
-	struct luf_reader_slot slot[LUF_MAX_READERS];
-	atomic_int stop;
-	atomic_int ready;
-	atomic_int err;			/* first pinning error (-errno) */
-	atomic_uint_fast64_t pages_read;
-	atomic_uint_fast64_t bad_words;
-	atomic_uint_fast64_t passes;
-	unsigned int pause_us;		/* sleep after each pass (0: spin) */
+	struct luf_rd_slot slot[LUF_MAX_READERS];
+	atomic_int stop, ready, err;
+	atomic_int pause, paused;	/* luf_rd_pause() */
+	atomic_int published;
+	double t_pub;
+	struct luf_rd_stats st[LUF_MAX_READERS];
 };
 
 /*
- * Start @n readers, reader i pinned to @cpus[i], each spinning over the
- * first @npages pages of @base and checking every word it reads against
- * luf_pattern(), sleeping @pause_us after each pass (0: never).  Returns
- * once every reader is pinned and has finished one pass.
+ * Start @n readers over the @words words at @base, reader i pinned to
+ * @cpus[i]; returns once each is pinned and has made one pass.
  */
-int luf_readers_start(struct luf_readers *r, const char *base, size_t npages,
+int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
+		 const int *cpus, int n);
+void luf_rd_stop(struct luf_rd *c);
+/*
+ * Hold every reader at the start of its next pass, off the mapping, until
+ * luf_rd_resume(): it keeps running the test's mm in user mode and keeps
+ * the translations it cached until a flush takes them.  0 once all wait,
+ * or -ETIMEDOUT.
+ */
+int luf_rd_pause(struct luf_rd *c);
+void luf_rd_resume(struct luf_rd *c);
+/* From the next pass on, the readers check for the published state */
+void luf_rd_publish(struct luf_rd *c);
+/*
+ * Wait until @ms have passed since the publication and every reader made
+ * @passes passes that began after it; false after 60 s.
+ */
+bool luf_rd_hold(struct luf_rd *c, unsigned int ms, uint64_t passes);
+/* Sum over the readers: words checked (LUF_RD_OK) or words of @kind */
+uint64_t luf_rd_count(const struct luf_rd *c, enum luf_rd_kind kind);
+/* Grow the stack and fault it in, so deep calls later need no new page */
+void luf_prefault_stack(size_t bytes);
+
+/*
+ * Readers for the workloads: @n readers, reader i pinned to @cpus[i], each
+ * reading one word of every page of the first @npages pages at @base per
+ * pass (a different word each pass) and checking it against
+ * luf_pattern(), sleeping @pause_us after each pass (0: never).  Pages
+ * read: luf_rd_count(r, LUF_RD_OK); bad words: LUF_RD_CORRUPT.
+ */
+int luf_readers_start(struct luf_rd *r, const char *base, size_t npages,
 		      const int *cpus, int n, unsigned int pause_us);
-void luf_readers_stop(struct luf_readers *r);
+#define luf_readers_stop luf_rd_stop
 
 /* ---- workload drivers ------------------------------------------------ */
 
@@ -308,6 +444,14 @@ struct luf_run_res {
 /* move_pages(2) of this process with MPOL_MF_MOVE_ALL; @nodes NULL: query */
 long luf_move_pages(unsigned long count, void **pages, const int *nodes,
 		    int *status);
+/*
+ * move_pages(2) of the @npages pages at @map to @node, at most @chunk
+ * pages a call (0: all in one); @node < 0 only queries.  The node of each
+ * page (or -errno) goes to @status if not NULL.  Returns how many pages
+ * are not on @node (0 for a query), or -errno if a call failed.
+ */
+int luf_move_to_node(const void *map, size_t npages, int node, size_t chunk,
+		     int *status);
 
 const char *luf_wl_name(enum luf_wl kind);
 /* Sensible defaults for @kind on this machine (CPU 0 + readers on 1..3). */
@@ -328,6 +472,13 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 /* Log the run result as "# <prefix>key=value" lines on stderr. */
 void luf_run_log(const char *prefix, const struct luf_run_res *r);
 
+/*
+ * Diagnostics go to stderr, unbuffered: a test runs in a process that
+ * ends with _exit(), which would drop what stdout still buffers.
+ */
+#define note(fmt, ...) fprintf(stderr, "# " fmt, ##__VA_ARGS__)
+
+size_t luf_page_size(void);
 double luf_now(void);
 void luf_msleep(unsigned int ms);
 

@@ -60,8 +60,7 @@ TEST_F_TIMEOUT(control, reclaim_pageout, 240)
 	struct luf_run_opts o;
 	struct luf_run_res r;
 
-	luf_run_opts_default(&o, LUF_WL_PAGEOUT);
-	REQUIRE_WL(LUF_WL_PAGEOUT, &o);
+	LUF_WL_DEFAULTS(LUF_WL_PAGEOUT, &o);
 	run(_metadata, LUF_WL_PAGEOUT, &o, &r);
 	ASSERT_GT(r.pages_evicted, (uint64_t)0) TH_LOG("MADV_PAGEOUT evicted nothing");
 }
@@ -71,8 +70,7 @@ TEST_F_TIMEOUT(control, reclaim_memcg, 240)
 	struct luf_run_opts o;
 	struct luf_run_res r;
 
-	luf_run_opts_default(&o, LUF_WL_MEMCG);
-	REQUIRE_WL(LUF_WL_MEMCG, &o);
+	LUF_WL_DEFAULTS(LUF_WL_MEMCG, &o);
 	run(_metadata, LUF_WL_MEMCG, &o, &r);
 	ASSERT_GT(r.sys.pgsteal, (uint64_t)0) TH_LOG("vmstat pgsteal did not move");
 	ASSERT_GT(r.memcg_pgsteal, (uint64_t)0) TH_LOG("memcg pgsteal is 0");
@@ -83,8 +81,7 @@ TEST_F_TIMEOUT(control, migrate_move_pages, 240)
 	struct luf_run_opts o;
 	struct luf_run_res r;
 
-	luf_run_opts_default(&o, LUF_WL_MIGRATE);
-	REQUIRE_WL(LUF_WL_MIGRATE, &o);
+	LUF_WL_DEFAULTS(LUF_WL_MIGRATE, &o);
 	run(_metadata, LUF_WL_MIGRATE, &o, &r);
 	ASSERT_GT(r.pages_migrated, (uint64_t)0) TH_LOG("move_pages moved nothing");
 	ASSERT_GE(r.sys.pgmigrate_success, r.pages_migrated)
@@ -97,8 +94,7 @@ TEST_F_TIMEOUT(control, demotion, 240)
 	struct luf_run_opts o;
 	struct luf_run_res r;
 
-	luf_run_opts_default(&o, LUF_WL_DEMOTE);
-	REQUIRE_WL(LUF_WL_DEMOTE, &o);
+	LUF_WL_DEFAULTS(LUF_WL_DEMOTE, &o);
 	run(_metadata, LUF_WL_DEMOTE, &o, &r);
 	ASSERT_GT(r.sys.pgdemote, (uint64_t)0) TH_LOG("pgdemote_* did not move");
 	ASSERT_GT(r.sys.pgmigrate_success, (uint64_t)0);

@@ -117,8 +117,7 @@ TEST_F_TIMEOUT(counters, reclaim_pageout, 240)
 	struct luf_run_opts o;
 	struct measured m;
 
-	luf_run_opts_default(&o, LUF_WL_PAGEOUT);
-	REQUIRE_WL(LUF_WL_PAGEOUT, &o);
+	LUF_WL_DEFAULTS(LUF_WL_PAGEOUT, &o);
 	measure(_metadata, self->ncpus, LUF_WL_PAGEOUT, &o, &m);
 	ASSERT_GT(m.r.pages_evicted, (uint64_t)0) TH_LOG("MADV_PAGEOUT evicted nothing");
 	assert_reclaim_moved(_metadata, &m);
@@ -137,8 +136,7 @@ TEST_F_TIMEOUT(counters, reclaim_memcg, 240)
 	struct luf_run_opts o;
 	struct measured m;
 
-	luf_run_opts_default(&o, LUF_WL_MEMCG);
-	REQUIRE_WL(LUF_WL_MEMCG, &o);
+	LUF_WL_DEFAULTS(LUF_WL_MEMCG, &o);
 	measure(_metadata, self->ncpus, LUF_WL_MEMCG, &o, &m);
 	ASSERT_GT(m.r.memcg_pgsteal, (uint64_t)0) TH_LOG("the memcg reclaimed nothing");
 	assert_reclaim_moved(_metadata, &m);
@@ -149,8 +147,7 @@ TEST_F_TIMEOUT(counters, migrate_move_pages, 240)
 	struct luf_run_opts o;
 	struct measured m;
 
-	luf_run_opts_default(&o, LUF_WL_MIGRATE);
-	REQUIRE_WL(LUF_WL_MIGRATE, &o);
+	LUF_WL_DEFAULTS(LUF_WL_MIGRATE, &o);
 	measure(_metadata, self->ncpus, LUF_WL_MIGRATE, &o, &m);
 	ASSERT_GT(m.r.pages_migrated, (uint64_t)0) TH_LOG("move_pages moved nothing");
 	ASSERT_GT(m.d.migrate.unmaps, (uint64_t)0);
@@ -169,8 +166,7 @@ TEST_F_TIMEOUT(counters, demotion, 240)
 	struct luf_run_opts o;
 	struct measured m;
 
-	luf_run_opts_default(&o, LUF_WL_DEMOTE);
-	REQUIRE_WL(LUF_WL_DEMOTE, &o);
+	LUF_WL_DEFAULTS(LUF_WL_DEMOTE, &o);
 	measure(_metadata, self->ncpus, LUF_WL_DEMOTE, &o, &m);
 	ASSERT_GT(m.r.sys.pgdemote, (uint64_t)0)
 		TH_LOG("memory.reclaim demoted nothing (pgdemote_* unchanged)");

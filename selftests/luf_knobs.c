@@ -121,7 +121,7 @@ TEST_F(knob, accepts_valid)
 	size_t i;
 	int ret;
 
-	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(vals); i++) {
 		/* alternate: without and with the optional trailing newline */
 		snprintf(buf, sizeof(buf), "%" PRIu64 "%s", vals[i], i % 2 ? "\n" : "");
 		ret = write_file_str(self->path, buf);
@@ -145,7 +145,7 @@ TEST_F(knob, rejects_invalid)
 
 	knob_set(_metadata, self->path, keep);
 
-	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(bad); i++) {
 		ret = write_file_str(self->path, bad[i]);
 		ASSERT_EQ(-EINVAL, ret) TH_LOG("%s: input #%d (\"%s\") returned %d",
 					       variant->name, i, bad[i], ret);

@@ -128,7 +128,7 @@ TEST_F(luf_load, bad_params_rejected)
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ret = luf_load(bad[i]);
 		ASSERT_NE(0, ret) TH_LOG("load with \"%s\" succeeded", bad[i]);
 		TH_LOG("\"%s\": %s", bad[i], strerror(-ret));

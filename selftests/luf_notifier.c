@@ -63,6 +63,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,11 +90,16 @@ static size_t ps;
 
 /* ---- the test module ------------------------------------------------- */
 
+/* $LUF_NOTIFIER_KO, else what modules.dep names, else NT_DEFAULT_KO */
 static const char *nt_ko_path(void)
 {
+	static char dep[PATH_MAX];
 	const char *p = getenv("LUF_NOTIFIER_KO");
 
-	return p && *p ? p : NT_DEFAULT_KO;
+	if (p && *p)
+		return p;
+	p = luf_modules_dep("luf_notifier_test", dep, sizeof(dep));
+	return p ? p : NT_DEFAULT_KO;
 }
 
 /* Does the running kernel have MMU notifiers at all? */
@@ -249,34 +255,6 @@ static void nt_log(const char *what, const struct nt_rec *rec)
 
 /* ---- luf counters ---------------------------------------------------- */
 
-struct ev {
-	uint64_t deferred, held, pending, released, tlbi_avoided;
-};
-
-static int ev_read(struct ev *e)
-{
-	int err;
-
-	err = luf_counter_read("deferred_folios", &e->deferred);
-	if (!err)
-		err = luf_counter_read("held_pages", &e->held);
-	if (!err)
-		err = luf_counter_read("pending_folios", &e->pending);
-	if (!err)
-		err = luf_counter_read("released_pages", &e->released);
-	if (!err)
-		err = luf_counter_read("tlbi_avoided", &e->tlbi_avoided);
-	return err;
-}
-
-static void ev_log(const char *what, const struct ev *e)
-{
-	note("%s: deferred_folios=%" PRIu64 " held_pages=%" PRIu64
-	     " pending_folios=%" PRIu64 " released_pages=%" PRIu64
-	     " tlbi_avoided=%" PRIu64 "\n", what, e->deferred, e->held,
-	     e->pending, e->released, e->tlbi_avoided);
-}
-
 /* ---- fixtures ------------------------------------------------------ */
 
 /* Both luf.ko and the test module freshly loaded, luf enabled; CPU 0 */
@@ -403,7 +381,7 @@ FIXTURE(unmap) {
 	struct luf_file f;
 	void *resv;		/* PROT_NONE reservation holding the mapping */
 	size_t resv_len;
-	struct luf_readers rd;
+	struct luf_rd rd;
 	bool readers;
 	char numa_saved[16];
 };
@@ -438,28 +416,6 @@ FIXTURE_TEARDOWN(unmap)
 	if (self->numa_saved[0])
 		write_file_str(NUMA_KNOB, self->numa_saved);
 	nt_teardown(_metadata);
-}
-
-/* move_pages(2) every page at @map to @node; 0 or -errno */
-static int move_to_node(const char *map, size_t npages, int node)
-{
-	void *pages[NPAGES];
-	int nodes[NPAGES], status[NPAGES];
-	size_t i;
-
-	if (npages > NPAGES)
-		return -EINVAL;
-	for (i = 0; i < npages; i++) {
-		pages[i] = (void *)(map + i * ps);
-		nodes[i] = node;
-		status[i] = -1;
-	}
-	if (luf_move_pages(npages, pages, nodes, status))
-		return -errno;
-	for (i = 0; i < npages; i++)
-		if (status[i] != node)
-			return status[i] < 0 ? status[i] : -EAGAIN;
-	return 0;
 }
 
 /* 16 pages of an ext4 file, read-only MAP_SHARED, inside one PMD */
@@ -510,7 +466,7 @@ static void numa_balancing_off(FIXTURE_DATA(unmap) *self)
 TEST_F_TIMEOUT(unmap, reported_while_held, 120)
 {
 	const int cpus[1] = { READER_CPU };
-	struct ev e0, e1, e2;
+	struct luf_ev e0, e1, e2;
 	unsigned long base;
 	size_t first = 0, n;
 	int ret;
@@ -540,24 +496,26 @@ TEST_F_TIMEOUT(unmap, reported_while_held, 120)
 	ret = nt_ctl("start");
 	ASSERT_EQ(0, ret) TH_LOG("start: %s", strerror(-ret));
 	ASSERT_EQ(0, nt_read(&rec0));
-	ASSERT_EQ(0, ev_read(&e0));
+	ASSERT_EQ(0, luf_ev_read(&e0));
 	if (variant->how == BY_PAGEOUT)
 		ret = madvise((void *)self->f.map, self->f.size, MADV_PAGEOUT) ?
 		      -errno : 0;
 	else
-		ret = move_to_node(self->f.map, NPAGES, MIGRATE_NODE);
+		ret = luf_move_to_node(self->f.map, NPAGES, MIGRATE_NODE, 0, NULL);
+	if (ret > 0)	/* pages left behind */
+		ret = -EAGAIN;
 	ASSERT_EQ(0, ret) TH_LOG("%s: %s", variant->how == BY_PAGEOUT ?
 				 "MADV_PAGEOUT" : "move_pages", strerror(-ret));
-	ASSERT_EQ(0, ev_read(&e1));
+	ASSERT_EQ(0, luf_ev_read(&e1));
 	ASSERT_EQ(0, nt_read(&rec1));
-	ASSERT_EQ(0, ev_read(&e2));
+	ASSERT_EQ(0, luf_ev_read(&e2));
 	/* end of the window */
 
 	luf_readers_stop(&self->rd);
 	self->readers = false;
-	ev_log("before the unmap", &e0);
-	ev_log("after the unmap", &e1);
-	ev_log("after reading the records", &e2);
+	luf_ev_log("before the unmap", &e0);
+	luf_ev_log("after the unmap", &e1);
+	luf_ev_log("after reading the records", &e2);
 	nt_log("records before the unmap", &rec0);
 	nt_log("records after the unmap", &rec1);
 	note("mapping [%#lx, %#lx), %d pages; covered before %zu, after %zu\n",
@@ -584,7 +542,7 @@ TEST_F_TIMEOUT(unmap, reported_while_held, 120)
 	ASSERT_EQ((size_t)0, n)
 		TH_LOG("%zu of %d pages (first: page %zu at %#lx) were unmapped with a deferred flush and held without being reported to the secondary TLB notifier",
 		       n, NPAGES, first, base + first * ps);
-	ASSERT_EQ((uint64_t)0, (uint64_t)atomic_load(&self->rd.bad_words))
+	ASSERT_EQ((uint64_t)0, luf_rd_count(&self->rd, LUF_RD_CORRUPT))
 		TH_LOG("the reader saw wrong content");
 }
 

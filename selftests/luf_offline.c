@@ -101,32 +101,6 @@ static size_t ps;
 /* LUF_BREAK=4: isolation keeps held pages (debug_break=4) */
 static int g_break;
 
-struct ev {
-	uint64_t deferred, held, held_total, released, rel_isolate;
-};
-
-static int ev_read(struct ev *e)
-{
-	static const char *const names[] = {
-		"deferred_folios", "held_pages", "held_pages_total",
-		"released_pages", "released_isolate",
-	};
-	uint64_t *v[] = {
-		&e->deferred, &e->held, &e->held_total, &e->released,
-		&e->rel_isolate,
-	};
-
-	return luf_counter_read_list(names, v, ARRAY_SIZE(names));
-}
-
-static void ev_log(const char *what, const struct ev *e)
-{
-	note("%s: deferred_folios=%" PRIu64 " held_pages=%" PRIu64
-	     " held_pages_total=%" PRIu64 " released_pages=%" PRIu64
-	     " released_isolate=%" PRIu64 "\n", what, e->deferred, e->held,
-	     e->held_total, e->released, e->rel_isolate);
-}
-
 /* ---- memory blocks ---------------------------------------------------- */
 
 struct block {
@@ -273,61 +247,24 @@ static struct block *block_of(struct block *b, int nb, uint64_t pfn,
 	return NULL;
 }
 
-/* PFNs of @n pages at @addr from /proc/self/pagemap, 0 if not present */
-static int range_pfns(const void *addr, size_t n, uint64_t *pfns)
-{
-	off_t off = (off_t)((uintptr_t)addr / ps * sizeof(uint64_t));
-	size_t len = n * sizeof(uint64_t), i;
-	ssize_t r;
-	int fd;
-
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = pread(fd, pfns, len, off);
-	close(fd);
-	if (r < 0)
-		return -errno;
-	if ((size_t)r != len)
-		return -EIO;
-	for (i = 0; i < n; i++)
-		pfns[i] = pfns[i] >> 63 ? pfns[i] & ((1ULL << 55) - 1) : 0;
-	return 0;
-}
-
 /* move_pages(2) of the whole mapping to @node (-1: query); pages on it */
 static int move_all(const char *map, size_t n, int node, int *status,
 		    size_t *on_node)
 {
-	void **pages = calloc(n, sizeof(*pages));
-	int *nodes = calloc(n, sizeof(*nodes));
-	int err = 0;
+	int err = luf_move_to_node(map, n, node, 0, status);
 	size_t i;
 
-	if (!pages || !nodes) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		pages[i] = (void *)(map + i * ps);
-		nodes[i] = node;
-		status[i] = -1;
-	}
-	if (luf_move_pages(n, pages, node < 0 ? NULL : nodes, status) < 0)
-		err = -errno;
 	*on_node = 0;
 	for (i = 0; i < n; i++)
 		if (status[i] == (node < 0 ? HELD_NODE : node))
 			(*on_node)++;
-out:
-	free(pages);
-	free(nodes);
-	return err;
+	/* a page that did not move is counted, not an error */
+	return err < 0 ? err : 0;
 }
 
 FIXTURE(offline) {
 	struct luf_file f;
-	struct luf_readers rd;
+	struct luf_rd rd;
 	bool readers;
 	uint64_t *pfn0, *pfn1;
 	int *status;
@@ -442,7 +379,7 @@ static void ballast_fill(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, madvise(p, BALLAST_CHUNK, MADV_POPULATE_WRITE_))
 			TH_LOG("MADV_POPULATE_WRITE: %s", strerror(errno));
 		self->ballast_used += BALLAST_CHUNK;
-		ASSERT_EQ(0, range_pfns(p, n, pfns));
+		ASSERT_EQ(0, luf_pagemap_pfns(p, n, pfns));
 		good = 0;
 		for (i = 0; i < n; i++) {
 			struct block *blk = block_of(b, nb, pfns[i], bsize);
@@ -467,13 +404,13 @@ static void make_held(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(offline) *self,
 		      const FIXTURE_VARIANT(offline) *variant,
 		      struct block *b, int nb, uint64_t bsize,
-		      struct ev *e0, struct ev *e1)
+		      struct luf_ev *e0, struct luf_ev *e1)
 {
 	static const int cpus[NREADERS] = { 1, 2, 3 };
 	struct luf_file *f = &self->f;
 	uint64_t freed = 0, parked;
 	size_t on_node, i;
-	struct ev e;
+	struct luf_ev e;
 	int ret, k;
 
 	ASSERT_EQ(0, luf_ensure_unloaded());
@@ -491,12 +428,12 @@ static void make_held(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, luf_file_evict(f));
 	ASSERT_EQ(0, luf_file_map(f));
 	ASSERT_EQ((uint64_t)0, luf_file_touch(f));
-	ASSERT_EQ(0, ev_read(&e));
+	ASSERT_EQ(0, luf_ev_read(&e));
 	ret = move_all(f->map, f->npages, HELD_NODE, self->status, &on_node);
 	ASSERT_EQ(0, ret) TH_LOG("move_pages to node %d: %s", HELD_NODE,
 				 strerror(-ret));
 	ASSERT_EQ(0, move_all(f->map, f->npages, -1, self->status, &on_node));
-	ASSERT_EQ(0, ev_read(e0));
+	ASSERT_EQ(0, luf_ev_read(e0));
 	note("%zu of %zu pages of the file are on node %d\n", on_node,
 	     f->npages, HELD_NODE);
 	ASSERT_GT(on_node, f->npages / 2)
@@ -511,7 +448,7 @@ static void make_held(struct __test_metadata *_metadata,
 	self->readers = true;
 
 	ASSERT_EQ(0, luf_file_pfns(f, self->pfn0));
-	ASSERT_EQ(0, ev_read(e0));
+	ASSERT_EQ(0, luf_ev_read(e0));
 	if (variant->migrate) {
 		ret = move_all(f->map, f->npages, OTHER_NODE, self->status,
 			       &on_node);
@@ -520,14 +457,14 @@ static void make_held(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, madvise((void *)f->map, f->size, MADV_PAGEOUT))
 			TH_LOG("MADV_PAGEOUT: %s", strerror(errno));
 	}
-	ASSERT_EQ(0, ev_read(e1));
+	ASSERT_EQ(0, luf_ev_read(e1));
 	ASSERT_EQ(0, luf_file_pfns(f, self->pfn1));
 	luf_readers_stop(&self->rd);
 	self->readers = false;
-	ASSERT_EQ((uint64_t)0, atomic_load(&self->rd.bad_words))
+	ASSERT_EQ((uint64_t)0, luf_rd_count(&self->rd, LUF_RD_CORRUPT))
 		TH_LOG("the readers saw words that are not the file's content");
-	ev_log("before the unmap", e0);
-	ev_log("after the unmap", e1);
+	luf_ev_log("before the unmap", e0);
+	luf_ev_log("after the unmap", e1);
 	ASSERT_GT(e1->deferred, e0->deferred)
 		TH_LOG("the unmap deferred nothing: the test would prove nothing");
 	ASSERT_GT(e1->held, (uint64_t)0) TH_LOG("no page is held back");
@@ -574,7 +511,7 @@ static struct block *pick_block(struct block *b, int nb)
 TEST_F_TIMEOUT(offline, held_block_offlines, 500)
 {
 	struct block b[MAX_BLOCKS], *blk = NULL;
-	struct ev e0, e1, e2, e3;
+	struct luf_ev e0, e1, e2, e3;
 	char why[512] = "";
 	bool done = false, gone;
 	uint64_t bsize;
@@ -607,17 +544,17 @@ TEST_F_TIMEOUT(offline, held_block_offlines, 500)
 		if (!blk)
 			break;
 		blk->tried = true;
-		ASSERT_EQ(0, ev_read(&e2));
+		ASSERT_EQ(0, luf_ev_read(&e2));
 		ASSERT_EQ(e1.released, e2.released) {
-			ev_log("now", &e2);
+			luf_ev_log("now", &e2);
 			TH_LOG("held pages were given back before the offline");
 		}
 		note("attempt %d: offline memory%d, at least %" PRId64
 		     " of its pages held\n", attempt + 1, blk->id, blk->held_min);
 		self->offlined = blk->id;
 		ret = block_set_state(blk->id, "offline", OFFLINE_DEADLINE, &took);
-		ASSERT_EQ(0, ev_read(&e3));
-		ev_log("after the offline", &e3);
+		ASSERT_EQ(0, luf_ev_read(&e3));
+		luf_ev_log("after the offline", &e3);
 		note("memory%d offline: %s after %.1f s\n", blk->id,
 		     ret == -ETIMEDOUT ? "killed at the deadline" :
 		     ret ? strerror(-ret) : "ok", took);

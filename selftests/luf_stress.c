@@ -110,7 +110,7 @@ static void log_memory(const char *when)
 	size_t i;
 	int n = 0;
 
-	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fields); i++)
 		if (!meminfo_kb(fields[i], &v))
 			n += snprintf(buf + n, sizeof(buf) - n, " %s=%" PRIu64,
 				      fields[i], v);

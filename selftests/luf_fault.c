@@ -1,8 +1,7 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
- * luf_correct, d3: a deferral inside the fault that installs the page (I2).
- * Included by luf_correct.c after the swapin fixture; uses its readers,
- * oracle and attempts.
+ * luf_fault: a deferral inside the writer's own fault (I2)
+ * (the oracles, readers and broken modes: correct.h).
  *
  *  fault.<ext4_write|ext4_write_gup|tmpfs_read>.reclaim_inside
  *	The write_fault hook at handle_mm_fault() entry runs before the fault
@@ -49,6 +48,27 @@
  *	back in (synchronously: no retry either), and the writer then writes
  *	without another fault (not on arm64: see READ_FAULT_BRK).
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
+#include <sys/swap.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "correct.h"
+
 #include <sys/prctl.h>
 
 /* At most for the writer's setup, and for its fault */
@@ -131,7 +151,7 @@ static size_t pmd_span(void)
  * Map @f shared at a fresh PMD boundary, where no page table is yet;
  * NULL on failure.  The PROT_NONE rest of the reservation stays.
  */
-static void *map_fresh(const struct tfile *f, int prot)
+static void *map_fresh(const struct luf_file *f, int prot)
 {
 	uintptr_t at;
 	void *res, *p;
@@ -187,7 +207,7 @@ static bool writer_wait(atomic_int *flag)
  * fault) or fault.  It never prints and leaves with _exit().
  */
 static void __attribute__((noreturn))
-fault_writer(struct fault_ctl *ctl, const char *cg, const struct tfile *f,
+fault_writer(struct fault_ctl *ctl, const char *cg, const struct luf_file *f,
 	     unsigned int gen, enum fault_how how, bool by_write)
 {
 	size_t wpp = ps / 8, p, i;
@@ -226,7 +246,7 @@ fault_writer(struct fault_ctl *ctl, const char *cg, const struct tfile *f,
 	}
 	if (by_write && fsync(f->fd))
 		writer_fail(ctl, FW_FSYNC);
-	prefault_stack(256 << 10);
+	luf_prefault_stack(256 << 10);
 	/*
 	 * Every private page copied now (the fork made them copy-on-write),
 	 * everything present and unevictable: the fault's reclaim finds the
@@ -375,10 +395,10 @@ FIXTURE_SETUP(fault)
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
 	if (!strcmp(variant->dir, LUF_TMP_DIR)) {
 		if (!path_exists(LUF_SWAP_DEV))
-			SKIP(return, "no swap device %s", LUF_SWAP_DEV);
+			SKIP(return, "no swap device %s", luf_path(LUF_SWAP_DEV));
 		/* EBUSY: left on by a test whose teardown did not run */
-		ASSERT_TRUE(!swapon(LUF_SWAP_DEV, 0) || errno == EBUSY)
-			TH_LOG("swapon %s: %s", LUF_SWAP_DEV, strerror(errno));
+		ASSERT_TRUE(!swapon(luf_path(LUF_SWAP_DEV), 0) || errno == EBUSY)
+			TH_LOG("swapon %s: %s", luf_path(LUF_SWAP_DEV), strerror(errno));
 		self->swapon = true;
 	}
 }
@@ -386,14 +406,14 @@ FIXTURE_SETUP(fault)
 FIXTURE_TEARDOWN(fault)
 {
 	fault_release(self);
-	if (self->swapon && swapoff(LUF_SWAP_DEV))
-		TH_LOG("swapoff %s: %s", LUF_SWAP_DEV, strerror(errno));
+	if (self->swapon && swapoff(luf_path(LUF_SWAP_DEV)))
+		TH_LOG("swapoff %s: %s", luf_path(LUF_SWAP_DEV), strerror(errno));
 	module_done();
 }
 
 /* What one run of the scenario left for the oracle */
 struct fault_run {
-	struct ev e0, e1;	/* right before and right after the fault */
+	struct luf_ev e0, e1;	/* right before and right after the fault */
 	uint64_t old_pfn;	/* the readers' page 0 before */
 	uint64_t limit;		/* memory.max of the memcg, bytes */
 };
@@ -455,7 +475,7 @@ static void fault_run(struct __test_metadata *_metadata,
 				 fault_step[ctl->step], strerror(ctl->err));
 
 	/* the fork made every private page copy-on-write again */
-	prefault_stack(256 << 10);
+	luf_prefault_stack(256 << 10);
 	cow_break_all();
 	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
 	ASSERT_NE(NULL, self->o.map);
@@ -499,14 +519,14 @@ static void fault_run(struct __test_metadata *_metadata,
 	 */
 	ASSERT_EQ(0, write_file_str("/proc/self/clear_refs", "3"));
 	/* right before the fault: the writer only wakes up in between */
-	ASSERT_EQ(0, ev_read(&r->e0));
+	ASSERT_EQ(0, luf_ev_read(&r->e0));
 
 	/* the window: no output, no write fault, no munmap until the verdict */
 	atomic_store(&ctl->go, 1);
 	done = fault_wait(self, &ctl->done);
 	ASSERT_TRUE(done) TH_LOG("the writer failed at \"%s\": %s",
 				 fault_step[ctl->step], strerror(ctl->err));
-	ASSERT_EQ(0, ev_read(&r->e1));
+	ASSERT_EQ(0, luf_ev_read(&r->e1));
 }
 
 /* Tries for a run whose fault replaced page 0 (see fault_once()) */
@@ -526,7 +546,7 @@ static void fault_once(struct __test_metadata *_metadata,
 		       const FIXTURE_VARIANT(fault) *variant, struct rd_sum *s)
 {
 	struct fault_run r;
-	struct ev e2;
+	struct luf_ev e2;
 	int tries;
 
 	for (tries = 1; ; tries++) {
@@ -557,3 +577,5 @@ TEST_F_TIMEOUT(fault, reclaim_inside, 300)
 	RUN_ATTEMPTS(fault_once, s.stale + s.corrupt,
 		     "reader read the old page after the write");
 }
+
+LUF_CORRECT_MAIN(NULL, NULL)

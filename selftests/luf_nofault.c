@@ -1,7 +1,7 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
- * luf_correct, included by luf_correct.c after the steal fixture: three
- * changes that take no fault, from the review of the hooks.
+ * luf_nofault: changes that take no fault (I2)
+ * (the oracles, readers and broken modes: correct.h).
  *
  *  forcewrite.anon_migrate.proc_mem_write (I2)
  *	A private anonymous mapping, written, MADV_FREE (clean, exclusive),
@@ -29,6 +29,27 @@
  *
  * Oracle as for write (uffdmove: the new content is zero).
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
+#include <sys/swap.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "correct.h"
+
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 
@@ -97,7 +118,7 @@ static void forcewrite_once(struct __test_metadata *_metadata,
 	size_t size = NPAGES * ps, words = size / 8, i;
 	unsigned int gen = first_gen();
 	uint64_t *w, *buf, *back;
-	struct ev e0, e1, e2;
+	struct luf_ev e0, e1, e2;
 	struct rd_ctl *rd;
 	int err, memfd;
 	ssize_t n;
@@ -113,7 +134,7 @@ static void forcewrite_once(struct __test_metadata *_metadata,
 		buf[i] = word(i, gen + 1);
 	memfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, memfd) TH_LOG("/proc/self/mem: %s", strerror(errno));
-	prefault_stack(256 << 10);
+	luf_prefault_stack(256 << 10);
 	cow_break_all();
 	w = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -185,9 +206,9 @@ FIXTURE_SETUP(uffdmove)
 	self->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->pagemap);
 	if (!path_exists(LUF_SWAP_DEV))
-		SKIP(return, "no swap device %s", LUF_SWAP_DEV);
-	ASSERT_EQ(0, swapon(LUF_SWAP_DEV, 0))
-		TH_LOG("swapon %s: %s", LUF_SWAP_DEV, strerror(errno));
+		SKIP(return, "no swap device %s", luf_path(LUF_SWAP_DEV));
+	ASSERT_EQ(0, swapon(luf_path(LUF_SWAP_DEV), 0))
+		TH_LOG("swapon %s: %s", luf_path(LUF_SWAP_DEV), strerror(errno));
 	self->swapon = true;
 }
 
@@ -196,8 +217,8 @@ FIXTURE_TEARDOWN(uffdmove)
 	uffdmove_release(self);
 	if (self->pagemap >= 0)
 		close(self->pagemap);
-	if (self->swapon && swapoff(LUF_SWAP_DEV))
-		TH_LOG("swapoff %s: %s", LUF_SWAP_DEV, strerror(errno));
+	if (self->swapon && swapoff(luf_path(LUF_SWAP_DEV)))
+		TH_LOG("swapoff %s: %s", luf_path(LUF_SWAP_DEV), strerror(errno));
 	module_done();
 }
 
@@ -213,7 +234,7 @@ static void uffdmove_once(struct __test_metadata *_metadata,
 	struct uffdio_move mv = { 0 };
 	uint64_t pm[5 * NPAGES], sum = 0;
 	volatile uint64_t *S, *D;
-	struct ev e0, e1, e2;
+	struct luf_ev e0, e1, e2;
 	int err, mv_err;
 	struct rd_ctl *rd;
 	ssize_t pm_len;
@@ -228,7 +249,7 @@ static void uffdmove_once(struct __test_metadata *_metadata,
 	ASSERT_LE(0, self->uffd) TH_LOG("userfaultfd: %s", strerror(errno));
 	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_API, &api))
 		TH_LOG("UFFDIO_API with UFFD_FEATURE_MOVE: %s", strerror(errno));
-	prefault_stack(256 << 10);
+	luf_prefault_stack(256 << 10);
 	/* before S and D exist: it would write S and populate D */
 	cow_break_all();
 	area = mmap(NULL, UM_AREA, PROT_NONE,
@@ -422,7 +443,7 @@ static void dio_once(struct __test_metadata *_metadata, FIXTURE_DATA(dio) *self,
 	unsigned int gen = first_gen(), cached = 0;
 	unsigned char vec[NPAGES];
 	int err, go[2], st[2];
-	struct ev e0, e1, e2;
+	struct luf_ev e0, e1, e2;
 	struct rd_ctl *rd;
 	uint64_t v = 0;
 	ssize_t ret;
@@ -448,7 +469,7 @@ static void dio_once(struct __test_metadata *_metadata, FIXTURE_DATA(dio) *self,
 	rd = review_rd(&self->o, gen);
 	ASSERT_NE(NULL, rd);
 	/* the fork made our private pages copy-on-write */
-	prefault_stack(256 << 10);
+	luf_prefault_stack(256 << 10);
 	cow_break_all();
 	/*
 	 * G from the disk, faulted in on CPU 0: MADV_PAGEOUT drains CPU 0's
@@ -481,3 +502,5 @@ TEST_F_TIMEOUT(dio, write_in_flight, 300)
 	RUN_ATTEMPTS(dio_once, s.stale + s.corrupt,
 		     "reader read the old blocks after the direct write");
 }
+
+LUF_CORRECT_MAIN(NULL, NULL)

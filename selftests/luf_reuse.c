@@ -1,7 +1,16 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
- * luf_correct, included by luf_correct.c after the swapin fixture:
+ * luf_reuse: a page a stale translation may still reach is never reused (I1)
+ * (the oracles, readers and broken modes: correct.h).
  *
+ *  reuse.<ext4|ext4_migrate|tmpfs_migrate|ext4_demote>.release_then_alloc
+ *	(I1; *_demote: memory.reclaim of the test's own memcg with demotion
+ *	to node 1 on, MIGRC)
+ *	echo 0 > enabled (migrc_enabled for *_migrate) from CPU 0 releases
+ *	the held pages onto CPU 0's pcp lists; CPU 0 at once fills 64 MiB of
+ *	new anonymous memory with POISON (pcp lists are LIFO, so the released
+ *	pages come back first).  Oracle: no reader ever reads a word other
+ *	than the file's content.
  *  steal.ext4_to_fuse.splice_move_then_write (I1: a page-cache steal)
  *
  * A page can leave the page cache without being freed: splice's
@@ -57,6 +66,141 @@
  * every page, 16 of 16, in the runs so far, normal and broken).  In a
  * broken run the violation itself proves the steal.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
+#include <sys/swap.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "correct.h"
+
+FIXTURE(reuse) {
+	struct oracle o;
+	uint64_t *poison;
+};
+
+FIXTURE_VARIANT(reuse) {
+	int brk;
+	const char *dir;
+	enum how how;
+};
+
+FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = 1, .dir = LUF_EXT4_DIR };
+FIXTURE_VARIANT_ADD(reuse, ext4_migrate) {
+	.brk = 1, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION,
+};
+FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) {
+	.brk = 1, .dir = LUF_TMP_DIR, .how = BY_MIGRATION,
+};
+/*
+ * Demotion needs a lower memory tier: the x86 guest's node 1 (HMAT); an
+ * arm64 device-tree boot has none, so there the test skips, and it is no
+ * test of broken mode 1 there.
+ */
+#ifdef __aarch64__
+#define DEMOTE_BRK	0
+#else
+#define DEMOTE_BRK	1
+#endif
+FIXTURE_VARIANT_ADD(reuse, ext4_demote) {
+	.brk = DEMOTE_BRK, .dir = LUF_EXT4_DIR, .how = BY_DEMOTION,
+};
+
+#define POISON_LEN	(64UL << 20)
+
+static void reuse_release(FIXTURE_DATA(reuse) *self)
+{
+	oracle_release(&self->o);
+	if (self->poison)
+		munmap(self->poison, POISON_LEN);
+	self->poison = NULL;
+}
+
+FIXTURE_SETUP(reuse)
+{
+	self->poison = NULL;
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
+}
+
+FIXTURE_TEARDOWN(reuse)
+{
+	reuse_release(self);
+	demote_end();
+	module_done();
+}
+
+static void reuse_once(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(reuse) *self,
+		       const FIXTURE_VARIANT(reuse) *variant, struct rd_sum *s)
+{
+	const char *knob = variant->how == BY_PAGEOUT ? "enabled" : "migrc_enabled";
+	unsigned int gen = first_gen();
+	struct luf_ev e0, e1, e2;
+	uint64_t *p;
+	int ret;
+
+	/* on again: the previous attempt switched it off to release */
+	ASSERT_EQ(0, luf_knob_write(knob, "1"));
+	ret = tfile_create(&self->o.f, variant->dir, "reuse", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	if (variant->how == BY_DEMOTION) {
+		ret = tfile_charge_cg(&self->o.f);
+		ASSERT_EQ(0, ret) TH_LOG("charging the file to %s: %s", g_cg,
+					 strerror(-ret));
+	}
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, self->o.rd);
+	self->o.rd->mode = RD_CONTENT;
+	self->o.rd->old_gen = self->o.rd->new_gen = gen;
+	luf_prefault_stack(256 << 10);
+	cow_break_all();
+	/* after cow_break_all(): it must stay unpopulated until the release */
+	p = mmap(NULL, POISON_LEN, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	self->poison = p;
+	/* order-0 pages from the pcp lists, not THPs from the buddy */
+	ASSERT_EQ(0, madvise(p, POISON_LEN, MADV_NOHUGEPAGE));
+	ret = rd_start(self->o.rd, self->o.map, NPAGES * ps / 8);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
+		      true);
+	/* from CPU 0: everything held goes to CPU 0's pcp lists at once */
+	ASSERT_EQ(0, luf_knob_write(knob, "0"));
+	for (; p < self->poison + POISON_LEN / 8; p++)
+		*p = POISON;
+	oracle_check(_metadata, self->o.rd, &e0, &e1, &e2, "after release", s);
+	note("readers: %" PRIu64 " words not of the file, %" PRIu64
+		       " of them POISON\n", s->corrupt, s->poison);
+	ASSERT_EQ((uint64_t)0, e2.held) TH_LOG("disabling left pages held");
+	ASSERT_GT(e2.released, e0.released) TH_LOG("nothing was released");
+	reuse_release(self);
+}
+
+TEST_F_TIMEOUT(reuse, release_then_alloc, 300)
+{
+	RUN_ATTEMPTS(reuse_once, s.corrupt + s.stale,
+		     "reader read reused memory");
+}
+
+/* ---- b. reclaim then write ----------------------------------------- */
+
 #include <linux/fuse.h>
 #include <sys/mount.h>
 
@@ -328,7 +472,7 @@ static void *steal_daemon(void *arg)
 
 	/* CPU 0 like the main thread; nothing of it may fault later */
 	pin_to_cpu(0);
-	prefault_stack(64 << 10);
+	luf_prefault_stack(64 << 10);
 	for (;;) {
 		n = read(d->fd, d->req, d->req_len);
 		if (n < 0) {
@@ -451,7 +595,7 @@ FIXTURE_SETUP(steal)
 	ASSERT_TRUE(path_exists("/dev/fuse"))
 		TH_LOG("no /dev/fuse: a kernel without CONFIG_FUSE_FS");
 	REQUIRE_DIR(LUF_TMP_DIR);
-	snprintf(self->mnt, sizeof(self->mnt), "%s/luf-steal-%d", LUF_TMP_DIR,
+	snprintf(self->mnt, sizeof(self->mnt), "%s/luf-steal-%d", luf_path(LUF_TMP_DIR),
 		 getpid());
 	ASSERT_EQ(0, mkdir(self->mnt, 0755))
 		TH_LOG("mkdir %s: %s", self->mnt, strerror(errno));
@@ -464,26 +608,6 @@ FIXTURE_TEARDOWN(steal)
 	if (self->mkdir_done)
 		rmdir(self->mnt);
 	module_done();
-}
-
-/* pfns of @n pages at @addr (0: not present); 0 or -errno */
-static int steal_pfns(const void *addr, size_t n, uint64_t *pfns)
-{
-	off_t off = (uintptr_t)addr / ps * sizeof(uint64_t);
-	size_t len = n * sizeof(uint64_t), i;
-	ssize_t got;
-	int fd;
-
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	got = pread(fd, pfns, len, off);
-	close(fd);
-	if (got != (ssize_t)len)
-		return got < 0 ? -errno : -EIO;
-	for (i = 0; i < n; i++)
-		pfns[i] = pfns[i] >> 63 ? pfns[i] & ((1ULL << 55) - 1) : 0;
-	return 0;
 }
 
 /* Mount the FUSE file system, start its daemon, open its file */
@@ -528,7 +652,7 @@ static void steal_try(struct __test_metadata *_metadata,
 	size_t words = NPAGES * ps / 8, size, done, i;
 	uint64_t pfn_ext4[NPAGES], pfn_fuse[NPAGES];
 	volatile uint64_t *fm;
-	struct ev e0, e1, e2;
+	struct luf_ev e0, e1, e2;
 	void *drain;
 	struct steal_fs *d;
 	struct rd_ctl *rd;
@@ -566,7 +690,7 @@ static void steal_try(struct __test_metadata *_metadata,
 		  fcntl(d->hold[1], F_SETPIPE_SZ, (int)STEAL_PIPE_SZ));
 	ASSERT_LE((ssize_t)STEAL_PIPE_SZ,
 		  fcntl(d->reply[1], F_SETPIPE_SZ, (int)STEAL_PIPE_SZ));
-	prefault_stack(256 << 10);
+	luf_prefault_stack(256 << 10);
 	cow_break_all();
 	steal_mount(_metadata, self);
 
@@ -588,7 +712,7 @@ static void steal_try(struct __test_metadata *_metadata,
 	ret = rd_start(rd, self->o.map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 	/* the readers mapped every page */
-	ret = steal_pfns(self->o.map, NPAGES, pfn_ext4);
+	ret = luf_pagemap_pfns(self->o.map, NPAGES, pfn_ext4);
 	ASSERT_EQ(0, ret) TH_LOG("pagemap: %s", strerror(-ret));
 	for (i = 0; i < NPAGES; i++)
 		ASSERT_NE((uint64_t)0, pfn_ext4[i])
@@ -636,7 +760,7 @@ static void steal_try(struct __test_metadata *_metadata,
 	for (i = 0; i < words; i++)
 		ASSERT_EQ(word(i, gen + 1), fm[i])
 			TH_LOG("the FUSE file's page cache lost the write at word %zu", i);
-	ret = steal_pfns(self->fuse_map, NPAGES, pfn_fuse);
+	ret = luf_pagemap_pfns(self->fuse_map, NPAGES, pfn_fuse);
 	ASSERT_EQ(0, ret) TH_LOG("pagemap: %s", strerror(-ret));
 	for (i = 0; i < NPAGES; i++)
 		*stolen += pfn_fuse[i] && pfn_fuse[i] == pfn_ext4[i];
@@ -668,3 +792,7 @@ TEST_F_TIMEOUT(steal, splice_move_then_write, 300)
 	RUN_ATTEMPTS(steal_once, s.corrupt + s.stale,
 		     "reader of the ext4 file read the FUSE file's write");
 }
+
+static const char *const wrap_tests[] = { "-f", "reuse", NULL };
+
+LUF_CORRECT_MAIN(wrap_tests, NULL)

@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every debug_break mode of luf.ko must be caught.  luf.ko's debug_break=N
+# (allow_unsafe=1, taints) removes one flush: 1 held pages released
+# without a flush, 2 no flush on a page-cache change, 3 no flush on a
+# write fault, 4 isolation keeps held pages (x86_64 only: luf_offline
+# needs node 1 and memory hotplug).  Each correctness program runs with
+# LUF_BREAK=N: a test that catches N passes only if its oracle saw the
+# violation, the others skip.  Then one result per mode: at least one
+# test caught it, none missed it and none of its tests skipped (for want
+# of a file system, a NUMA node, ...: a mode not tried proves nothing).
+cd "$(dirname "$0")" || exit 1
+. ./luf_lib.sh
+
+progs="luf_reuse luf_write luf_unmap luf_fault luf_nofault luf_lifecycle"
+modes="1 2 3"
+[ "$(uname -m)" = x86_64 ] && modes="$modes 4"
+nprogs=$(echo "$progs" | wc -w)
+total=0
+for m in $modes; do
+	if [ "$m" = 4 ]; then total=$((total + 2)); else total=$((total + nprogs + 1)); fi
+done
+luf_plan "$total"
+
+luf_log=${TMPDIR:-/tmp}/luf-break.$$
+rc=0
+for m in $modes; do
+	case $m in
+	4) list=luf_offline ;;
+	*) list=$progs ;;
+	esac
+	: > "$luf_log"
+	ok=1
+	for p in $list; do
+		luf_run "$p break=$m" env LUF_BREAK="$m" "./$p" || ok=0
+	done
+	# the nested results: tests that caught mode m, tests that did not,
+	# and tests of mode m that skipped (a mode not tried proves nothing)
+	caught=$(grep '^# ok [0-9]' "$luf_log" | grep -vc '# SKIP')
+	missed=$(grep -c '^# not ok [0-9]' "$luf_log")
+	untried=$(grep '^# ok [0-9].*# SKIP' "$luf_log" |
+		  grep -vc 'not a test of broken mode')
+	[ "$caught" -gt 0 ] && [ "$missed" -eq 0 ] && [ "$untried" -eq 0 ] || ok=0
+	[ $ok = 1 ] || rc=1
+	luf_result $ok "debug_break=$m caught ($caught tests caught it, $missed did not, $untried skipped)"
+done
+rm -f "$luf_log"
+exit "$rc"

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_lifecycle: disable, rmmod and the bounds under load (I5, I6)
+ * (the oracles, readers and broken modes: correct.h).
+ *
+ *  lifecycle.disable_under_load (I5, disable)
+ *	readers and a MADV_PAGEOUT loop run; echo 0 > enabled: right after,
+ *	pending_folios == 0, held_pages == 0 and released_pages ==
+ *	held_pages_total, and nothing is deferred while disabled; enabling
+ *	again defers again; the readers never see a wrong word.
+ *  lifecycle.held_bounded (I5, memory)
+ *	max_pending_kb=512 and a memcg reclaim workload that defers more
+ *	than four times that: held_pages_peak never passes 512 KiB, and the
+ *	threshold release ran.
+ *  lifecycle.migrc_alloc_near_limit (I5, MIGRC)
+ *	64 MiB of tmpfs migrated to node 1 with the sources held; a child
+ *	bound to node 0 faults in node 0's MemFree plus half the held amount
+ *	(stock 6.12 has all of it free) while a thread keeps migrating
+ *	another 4 MiB file between the nodes: it must not be OOM-killed,
+ *	released_zone_low or released_shrinker moved, and the migrations
+ *	went on deferring.
+ *  lifecycle.rmmod_under_load (I6)
+ *	readers and a MADV_PAGEOUT loop run while pages are held; rmmod
+ *	succeeds, the workload goes on correctly without the module, no new
+ *	WARN/BUG/bad-page taint, and MemFree (after drop_caches) is back
+ *	within 1% of its level before the load.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
+#include <sys/swap.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "correct.h"
+
+/* ---- e, f. disable and rmmod under load ----------------------------- */
+
+struct loop {
+	pthread_t th;
+	atomic_int stop;
+	struct luf_run_opts o;
+	struct luf_run_res r;
+	int ret;
+	bool running;
+};
+
+static void *loop_fn(void *arg)
+{
+	struct loop *l = arg;
+
+	l->ret = luf_run(LUF_WL_PAGEOUT, &l->o, &l->r);
+	return NULL;
+}
+
+/* MADV_PAGEOUT rounds over a 4 MiB ext4 file, readers on 16 pages of it */
+static int loop_start(struct loop *l)
+{
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	luf_run_opts_default(&l->o, LUF_WL_PAGEOUT);
+	l->o.size = 4 << 20;
+	l->o.hot_pages = NPAGES;
+	/* until stopped (bounded by max_seconds) */
+	l->o.seconds = 1e6;
+	l->o.min_rounds = 1;
+	l->o.max_seconds = 150;
+	l->o.stop = &l->stop;
+	l->o.tag = "correct-loop";
+	err = pthread_create(&l->th, NULL, loop_fn, l);
+	if (err)
+		return -err;
+	l->running = true;
+	return 0;
+}
+
+static void loop_stop(struct loop *l)
+{
+	if (!l->running)
+		return;
+	atomic_store(&l->stop, 1);
+	pthread_join(l->th, NULL);
+	l->running = false;
+}
+
+/* Wait (<= 20 s) until @name reaches at least @min */
+static bool wait_counter(const char *name, uint64_t min)
+{
+	double t0 = luf_now();
+	uint64_t v;
+
+	while (luf_now() - t0 < 20) {
+		if (!luf_counter_read(name, &v) && v >= min)
+			return true;
+		luf_msleep(20);
+	}
+	return false;
+}
+
+/*
+ * Load luf.ko (enabled=1, the timer out of the way), start the page-out
+ * loop and wait until it holds pages; then let it defer some more.
+ */
+static void held_loop_start(struct __test_metadata *_metadata, struct loop *l)
+{
+	ASSERT_EQ(0, module_fresh(""));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, loop_start(l));
+	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
+	luf_msleep(300);
+}
+
+static int read_tainted(uint64_t *v)
+{
+	return read_u64_strict("/proc/sys/kernel/tainted", v);
+}
+
+FIXTURE(lifecycle) {
+	struct loop l;
+};
+
+FIXTURE_SETUP(lifecycle)
+{
+	memset(&self->l, 0, sizeof(self->l));
+	if (g_break)
+		SKIP(return, "not a test of broken mode %d", g_break);
+	if (nr_cpus() < 1 + NREADERS)
+		SKIP(return, "needs %d CPUs", 1 + NREADERS);
+	REQUIRE_DIR(LUF_EXT4_DIR);
+	if (!g_keep)
+		ASSERT_EQ(0, luf_ensure_unloaded());
+	ASSERT_EQ(0, pin_to_cpu(0));
+}
+
+FIXTURE_TEARDOWN(lifecycle)
+{
+	loop_stop(&self->l);
+	module_done();
+}
+
+static void loop_check(struct __test_metadata *_metadata, struct loop *l)
+{
+	luf_run_log("loop: ", &l->r);
+	ASSERT_EQ(0, l->ret) TH_LOG("workload: %s", l->r.err);
+	ASSERT_EQ((uint64_t)0, l->r.bad_words) TH_LOG("readers saw wrong words");
+	ASSERT_GT(l->r.pages_read, (uint64_t)0) TH_LOG("readers made no progress");
+}
+
+TEST_F_TIMEOUT(lifecycle, disable_under_load, 240)
+{
+	struct luf_ev e0, e1, e2, e3, e4;
+
+	held_loop_start(_metadata, &self->l);
+	ASSERT_EQ(0, luf_ev_read(&e0));
+	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, luf_ev_read(&e1));
+	luf_msleep(500);
+	ASSERT_EQ(0, luf_ev_read(&e2));
+	luf_ev_log("before disable", &e0);
+	luf_ev_log("right after disable", &e1);
+	luf_ev_log("500 ms later", &e2);
+	ASSERT_GT(e0.deferred, (uint64_t)0) TH_LOG("no deferral before the disable");
+	ASSERT_TRUE(e0.held > 0 || e0.pending > 0);
+	ASSERT_EQ((uint64_t)0, e1.pending) TH_LOG("pending_folios after disable");
+	ASSERT_EQ((uint64_t)0, e1.held) TH_LOG("held_pages after disable");
+	ASSERT_EQ(e1.held_total, e1.released)
+		TH_LOG("released_pages != held_pages_total after disable");
+	ASSERT_GT(e1.disable, e0.disable) TH_LOG("forced_disable did not move");
+	/* disabled: nothing new is deferred or held, the loop goes on */
+	ASSERT_EQ(e1.deferred, e2.deferred) TH_LOG("deferred while disabled");
+	ASSERT_EQ((uint64_t)0, e2.pending);
+	ASSERT_EQ((uint64_t)0, e2.held);
+	ASSERT_EQ(e2.held_total, e2.released);
+
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_TRUE(wait_counter("deferred_folios", e2.deferred + 1))
+		TH_LOG("no deferral after enabling again");
+	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing held after enabling again");
+	ASSERT_EQ(0, luf_ev_read(&e3));
+	luf_ev_log("enabled again", &e3);
+	loop_stop(&self->l);
+	loop_check(_metadata, &self->l);
+	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, luf_ev_read(&e4));
+	luf_ev_log("disabled at the end", &e4);
+	ASSERT_EQ((uint64_t)0, e4.pending);
+	ASSERT_EQ((uint64_t)0, e4.held);
+	ASSERT_EQ(e4.held_total, e4.released);
+}
+
+TEST_F_TIMEOUT(lifecycle, rmmod_under_load, 240)
+{
+	/* W (9), D (7), B (5): a warning, an oops, a bad page */
+	const uint64_t bad_taint = 1 << 9 | 1 << 7 | 1 << 5;
+	uint64_t free0, free1, taint0, taint1, held;
+	struct luf_ev e0;
+	int ret;
+
+	ASSERT_EQ(0, drop_caches());
+	luf_msleep(200);
+	ASSERT_EQ(0, meminfo_kb("MemFree", &free0));
+	ASSERT_EQ(0, read_tainted(&taint0));
+
+	held_loop_start(_metadata, &self->l);
+	ASSERT_EQ(0, luf_ev_read(&e0));
+	luf_ev_log("before rmmod", &e0);
+	held = e0.held;
+	ret = luf_unload();
+	ASSERT_EQ(0, ret) TH_LOG("delete_module under load: %s", strerror(-ret));
+	ASSERT_FALSE(luf_is_loaded());
+	/* the loop goes on without the module */
+	luf_msleep(500);
+	loop_stop(&self->l);
+	loop_check(_metadata, &self->l);
+
+	ASSERT_EQ(0, drop_caches());
+	luf_msleep(200);
+	ASSERT_EQ(0, meminfo_kb("MemFree", &free1));
+	ASSERT_EQ(0, read_tainted(&taint1));
+	note("held at rmmod: %" PRIu64 " pages; MemFree before load %" PRIu64
+		       " kB, after rmmod %" PRIu64 " kB; tainted %#" PRIx64 " -> %#" PRIx64 "\n",
+		       held, free0, free1, taint0, taint1);
+	ASSERT_GT(held, (uint64_t)0) TH_LOG("nothing was held at rmmod time");
+	ASSERT_GE(free1 + free0 / 100, free0) TH_LOG("MemFree did not come back");
+	ASSERT_EQ((uint64_t)0, (taint1 & ~taint0) & bad_taint)
+		TH_LOG("the kernel warned or oopsed (see the log)");
+}
+
+/*
+ * I5, the memory bound: with max_pending_kb at BOUND_KB and the timer out
+ * of the way, memcg reclaim that defers many times the bound never holds
+ * more than the bound (held_pages_peak), and the threshold release ran.
+ */
+#define BOUND_KB	512
+
+TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
+{
+	const uint64_t max_pages = BOUND_KB * 1024ULL / ps;
+	uint64_t deferred, peak, forced;
+	struct luf_run_opts o;
+	struct luf_run_res r;
+	char val[16];
+
+	luf_run_opts_default(&o, LUF_WL_MEMCG);
+	REQUIRE_WL(LUF_WL_MEMCG, &o);
+	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	snprintf(val, sizeof(val), "%d", BOUND_KB);
+	ASSERT_EQ(0, luf_knob_write("max_pending_kb", val));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	luf_run_ok(_metadata, LUF_WL_MEMCG, &o, &r);
+	ASSERT_EQ(0, luf_counter_read("deferred_folios", &deferred));
+	ASSERT_EQ(0, luf_counter_read("held_pages_peak", &peak));
+	ASSERT_EQ(0, luf_counter_read("forced_threshold", &forced));
+	note("max_pending_kb=%d (%" PRIu64 " pages): deferred %" PRIu64
+	     ", held_pages_peak %" PRIu64 ", forced_threshold %" PRIu64 "\n",
+	     BOUND_KB, max_pages, deferred, peak, forced);
+	ASSERT_GT(deferred, 4 * max_pages)
+		TH_LOG("too little deferred for the bound to matter");
+	ASSERT_GT(peak, (uint64_t)0) TH_LOG("nothing was ever held");
+	ASSERT_LE(peak, max_pages) TH_LOG("held more than max_pending_kb");
+	ASSERT_GT(forced, (uint64_t)0) TH_LOG("no threshold release");
+}
+
+/*
+ * MIGRC must never make an allocation fail that stock 6.12 satisfies:
+ * migrate ALLOC_MB of tmpfs pages from node 0 to node 1 with the sources
+ * held, then let a child bound to node 0 fault in node 0's free memory
+ * plus half of what is held, minus the 4 MiB a thread keeps migrating
+ * meanwhile: stock would have the sources free.  The child must finish
+ * (no OOM kill) and the held pages must have been given back on the way
+ * (zone_low or the shrinker), and the thread's migrations went on
+ * deferring.  A thread spins on CPU 1 throughout: x86 batches (and so
+ * LUF defers) an unmap only while the mm is live on another CPU
+ * (arch_tlbbatch_should_defer()); without it the share deferred depended
+ * on which CPUs had last run the mm (15% to 100% in seven runs).
+ */
+#define ALLOC_MB	64
+#define ALLOC_MIN_HELD_MB 8
+#define MIGRATOR_PAGES	1024
+
+static int node_meminfo_kb(int nid, const char *key, uint64_t *kb)
+{
+	char path[96], line[160], name[64];
+	unsigned long long v;
+	int n, ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", nid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %d %63[^:]: %llu", &n, name, &v) == 3 &&
+		    !strcmp(name, key)) {
+			*kb = v;
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+/* In a child bound to node 0: fault in @kb of anonymous memory. */
+static int alloc_on_node0(uint64_t kb)
+{
+	unsigned long mask = 1;
+	size_t len = kb * 1024, i;
+	int st;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		char *p;
+
+		if (syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */, &mask, 8 * sizeof(mask)))
+			_exit(2);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (p == MAP_FAILED)
+			_exit(3);
+		for (i = 0; i < len; i += ps)
+			p[i] = 1;
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -errno;
+	if (WIFSIGNALED(st))
+		return -WTERMSIG(st) - 1000;
+	return WEXITSTATUS(st) ? -WEXITSTATUS(st) : 0;
+}
+
+/* Moves a small file between the nodes until told to stop */
+struct migrator {
+	pthread_t tid, spinner;
+	char *map;
+	size_t len;
+	atomic_int stop;
+	uint64_t rounds, moved;
+};
+
+/* Keeps the mm live on CPU 1 until the migrator stops */
+static void *spinner_fn(void *arg)
+{
+	struct migrator *m = arg;
+
+	if (pin_to_cpu(1))
+		return NULL;
+	while (!atomic_load_explicit(&m->stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+/*
+ * At most MIGRATOR_ROUNDS moves: the held sources (16384 folios) plus 1024
+ * a move must stay below the table's capacity (LUF_NR_BATCH *
+ * LUF_BATCH_FOLIOS = 32768 deferred folios), or a full table releases
+ * everything (released_threshold) before the allocation needs zone_low.
+ */
+#define MIGRATOR_ROUNDS	12
+
+static void *migrator_fn(void *arg)
+{
+	struct migrator *m = arg;
+
+	while (!atomic_load(&m->stop) && m->rounds < MIGRATOR_ROUNDS) {
+		/* to node 0 may fail for lack of memory, as it would on stock */
+		if (!move_to_node(m->map, m->len, m->rounds % 2 ? 0 : MIGRATE_NODE))
+			m->moved++;
+		m->rounds++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
+{
+	const size_t npages = ALLOC_MB * 1024ULL * 1024 / ps;
+	uint64_t free_kb = 0, held_kb, target_kb;
+	struct migrator m = { 0 };
+	struct luf_ev e0, e1, e2;
+	struct luf_file f, f2;
+	double t0, t1;
+	char *map;
+	int ret;
+
+	if (!numa_node_has_memory(MIGRATE_NODE))
+		SKIP(return, "needs memory on NUMA node %d", MIGRATE_NODE);
+	REQUIRE_DIR(LUF_TMP_DIR);
+	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, pthread_create(&m.spinner, NULL, spinner_fn, &m));
+	ret = tfile_create(&f, LUF_TMP_DIR, "alloc", npages, first_gen());
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	map = mmap(NULL, f.size, PROT_READ, MAP_SHARED, f.fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	madvise(map, f.size, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < f.size; i += ps)
+		(void)*(volatile char *)(map + i);
+
+	/* start from node 0, whatever the allocator chose; nothing held */
+	ret = move_to_node(map, f.size, 0);
+	ASSERT_EQ(0, ret) TH_LOG("move_pages to node 0: %s", strerror(-ret));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "0"));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, luf_ev_read(&e0));
+	ret = move_to_node(map, f.size, MIGRATE_NODE);
+	ASSERT_EQ(0, ret) TH_LOG("move_pages: %s", strerror(-ret));
+	ASSERT_EQ(0, luf_ev_read(&e1));
+	luf_ev_log("after migration", &e1);
+	ASSERT_GE(e1.held * ps, (uint64_t)ALLOC_MIN_HELD_MB << 20)
+		TH_LOG("less than %d MiB of the sources is held: nothing to test",
+		       ALLOC_MIN_HELD_MB);
+	ASSERT_GE(e1.retained - e0.retained, e1.held - e0.held)
+		TH_LOG("migrc_retained counts fewer sources than were held");
+
+	/* a 4 MiB file (in the slack) keeps migrating during the allocation */
+	ret = tfile_create(&f2, LUF_TMP_DIR, "alloc2", MIGRATOR_PAGES, first_gen());
+	ASSERT_EQ(0, ret) TH_LOG("second file: %s", strerror(-ret));
+	m.len = f2.size;
+	m.map = mmap(NULL, f2.size, PROT_READ, MAP_SHARED, f2.fd, 0);
+	ASSERT_NE(MAP_FAILED, m.map);
+	madvise(m.map, f2.size, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < f2.size; i += ps)
+		(void)*(volatile char *)(m.map + i);
+
+	ASSERT_EQ(0, node_meminfo_kb(0, "MemFree", &free_kb));
+	held_kb = e1.held * (ps / 1024);
+	target_kb = free_kb + held_kb / 2 - MIGRATOR_PAGES * (ps / 1024);
+	ASSERT_EQ(0, pthread_create(&m.tid, NULL, migrator_fn, &m));
+	t0 = luf_now();
+	ret = alloc_on_node0(target_kb);
+	t1 = luf_now();
+	atomic_store(&m.stop, 1);
+	pthread_join(m.tid, NULL);
+	pthread_join(m.spinner, NULL);
+	note("meanwhile %" PRIu64 " migrations of the 4 MiB file, %" PRIu64
+	     " complete\n", m.rounds, m.moved);
+	ASSERT_EQ(0, luf_ev_read(&e2));
+	luf_ev_log("after the allocation", &e2);
+	note("node 0 MemFree %" PRIu64 " kB + held %" PRIu64 " kB: faulted in %"
+	     PRIu64 " kB bound to node 0 in %.2f s: %s; released_zone_low +%"
+	     PRIu64 " released_shrinker +%" PRIu64 " released_pages +%" PRIu64 "\n",
+	     free_kb, held_kb, target_kb, t1 - t0, ret ? "FAILED" : "ok",
+	     e2.rel_zone_low - e1.rel_zone_low, e2.rel_shrinker - e1.rel_shrinker,
+	     e2.released - e1.released);
+	ASSERT_EQ(0, ret) TH_LOG("the allocation failed (%d, <= -1000: signal)", ret);
+	ASSERT_GT(e2.rel_zone_low + e2.rel_shrinker, e1.rel_zone_low + e1.rel_shrinker)
+		TH_LOG("neither zone_low nor the shrinker gave held pages back");
+	ASSERT_GT(e2.released, e1.released);
+	ASSERT_GT(m.moved, (uint64_t)0) TH_LOG("nothing migrated during the allocation");
+	ASSERT_GT(e2.deferred, e1.deferred) TH_LOG("no deferral during the allocation");
+	munmap(m.map, f2.size);
+	luf_file_destroy(&f2);
+	munmap(map, f.size);
+	luf_file_destroy(&f);
+}
+
+static const char *const keep_tests[] = { "-r", "lifecycle.disable_under_load", NULL };
+
+LUF_CORRECT_MAIN(NULL, keep_tests)

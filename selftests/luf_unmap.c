@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_unmap: munmap and mprotect keep their stock semantics (I3)
+ * (the oracles, readers and broken modes: correct.h).
+ *
+ *  unmap.<mprotect|munmap>[_migrate].access_faults (I3)
+ *	after the deferral (reclaim, or MIGRC for _migrate),
+ *	mprotect(PROT_NONE) of the whole mapping, or
+ *	munmap of pages 4-11 in the middle of it (so its page table stays),
+ *	then a signal to the readers.  Oracle: every access to that range
+ *	after the signal faults (SIGSEGV, caught with sigsetjmp/siglongjmp); a
+ *	successful read means a stale translation.  The flush here is the
+ *	core's (flush_tlb_batched_pending() per mm), not the module's, so
+ *	there is no broken mode for it: debug_break cannot remove it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
+#include <sys/swap.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "correct.h"
+
+FIXTURE(unmap) {
+	struct oracle o;
+};
+
+/*
+ * No broken mode: what must flush here is the core (mprotect and munmap
+ * call flush_tlb_batched_pending() for the mm, because the reclaim or
+ * migration unmap counted in mm->tlb_flush_batched), not the module;
+ * debug_break has no mode that removes it.
+ */
+FIXTURE_VARIANT(unmap) {
+	int brk;
+	bool munmap;
+	enum how how;
+};
+
+FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
+FIXTURE_VARIANT_ADD(unmap, munmap) { .brk = 0, .munmap = true };
+FIXTURE_VARIANT_ADD(unmap, mprotect_migrate) {
+	.brk = 0, .munmap = false, .how = BY_MIGRATION,
+};
+FIXTURE_VARIANT_ADD(unmap, munmap_migrate) {
+	.brk = 0, .munmap = true, .how = BY_MIGRATION,
+};
+
+FIXTURE_SETUP(unmap)
+{
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_EXT4_DIR, variant->how);
+}
+
+FIXTURE_TEARDOWN(unmap)
+{
+	oracle_release(&self->o);
+	module_done();
+}
+
+TEST_F_TIMEOUT(unmap, access_faults, 180)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8;
+	struct outcome o = { 0 };
+	struct luf_ev e0, e1, e2;
+	struct rd_ctl *rd;
+	struct rd_sum s;
+	int ret, err;
+
+	ret = tfile_create(&self->o.f, LUF_EXT4_DIR, "unmap", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	rd = self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_FAULT;
+	rd->old_gen = rd->new_gen = gen;
+	rd->fault_ok_before = true;
+	if (variant->munmap) {
+		rd->flo = 4 * ps / 8;
+		rd->fhi = 12 * ps / 8;
+	} else {
+		rd->flo = 0;
+		rd->fhi = words;
+	}
+	luf_prefault_stack(256 << 10);
+	cow_break_all();
+	ret = rd_start(rd, self->o.map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
+		      false);
+	if (variant->munmap)
+		ret = munmap((char *)self->o.map + 4 * ps, 8 * ps);
+	else
+		ret = mprotect(self->o.map, self->o.f.size, PROT_NONE);
+	err = errno;
+	/* nothing may be mapped into the hole while the readers look at it */
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the call", &s);
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", variant->munmap ? "munmap" : "mprotect",
+				 strerror(err));
+	/* every reader must really have tried the range after the signal */
+	ASSERT_GE(s.post_faults, (uint64_t)NREADERS) TH_LOG("readers did not fault");
+	attempt_done(&o, 0, s.read_after + s.corrupt, s.bad_fault);
+	verdict(_metadata, &o, "read through a stale translation after the call");
+}
+
+/* ---- d. write upgrade (COW of a never-written private mapping) ----- */
+
+LUF_CORRECT_MAIN(NULL, NULL)

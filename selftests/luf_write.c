@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_write: no write becomes visible while a deferred read-only
+ * translation to the old copy may exist (I2)
+ * (the oracles, readers and broken modes: correct.h).
+ *
+ *  write.<fs>_<op>[_migrate].reclaim_then_write (I2), fs in ext4, xfs,
+ *	tmpfs (page-out variants swap tmpfs to zram),
+ *	after the deferral, CPU 0 changes the file to generation G+1 (pwrite,
+ *	pwritev, splice from a pipe, copy_file_range from another file) or to
+ *	zeros (fallocate PUNCH_HOLE of pages 4-11, ftruncate to 0 and back,
+ *	ftruncate into the last page and back), then publishes.  Oracle: a
+ *	reader that has seen the publication never reads old content again,
+ *	and no reader ever reads a word that is neither old nor new content.
+ *  cow.<ext4|xfs|ext4_migrate|ext4_shared|ext4_shared_migrate|
+ *	xfs_shared_migrate>.write_upgrade (I2, write faults)
+ *	a MAP_PRIVATE (COW) or MAP_SHARED (*_shared) PROT_READ|PROT_WRITE
+ *	file mapping, never written, so its PTEs are read-only; after the
+ *	deferral CPU 0 writes generation G+1 into every word (write faults),
+ *	then publishes.  Oracle as for write.
+ *  swapin.anon.read_maps_writable (I2, a read fault that maps writable)
+ *	an anonymous page swapped in through the swap cache (read-only, the
+ *	swap entry shared with a child), deferred by MADV_PAGEOUT; the child
+ *	exits, and the parent's READ faults map fresh exclusive pages
+ *	writable (zram skips the swap cache); it writes G+1 without a fault
+ *	and publishes.  Oracle as for write.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
+#include <sys/swap.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "correct.h"
+
+enum wop {
+	OP_PWRITE, OP_PWRITEV, OP_SPLICE, OP_COPY_RANGE, OP_PUNCH,
+	OP_TRUNC0, OP_TRUNC_TAIL,
+};
+
+FIXTURE(write) {
+	struct oracle o;
+	struct luf_file src;
+	uint64_t *buf;
+	int pipefd[2];
+	bool swapon;
+};
+
+/*
+ * brk = 2 where only the module's file_change flush stands between the
+ * change and a stale read, so broken mode 2 must be caught:
+ * - ext4 and XFS writes (pwrite, pwritev, splice, ext4 copy_file_range)
+ *   put the new content into a new page-cache folio; the old folio is
+ *   held by the module, still readable through the stale entries.
+ * - truncate_tail: ftruncate into the last page unmaps nothing of the
+ *   mapping (the unmapped range starts after it), but zeroes the tail of
+ *   the last page in a new folio.  This is the truncation that needs the
+ *   module's flush; truncation to 0 does not (below).
+ * Not selected (10 attempts each in broken mode 2 never saw a violation,
+ * as expected):
+ * - punch and trunc0 unmap the mapped range: zap_pte_range() calls
+ *   flush_tlb_batched_pending(), which flushes the whole mm because the
+ *   reclaim unmap counted in mm->tlb_flush_batched.  So does XFS
+ *   copy_file_range, which reflinks and truncates the destination's page
+ *   cache (truncate_pagecache_range()).
+ * - tmpfs with swap on LUF_SWAP_DEV (zram, so that the swap-out completes
+ *   and the folio is freed in the MADV_PAGEOUT pass): writes swap the page
+ *   back in as a new folio; truncate_tail zeroes that new folio in
+ *   truncate_inode_partial_folio(), which shmem shares.
+ */
+FIXTURE_VARIANT(write) {
+	int brk;
+	const char *dir;
+	enum wop op;
+	enum how how;
+};
+
+#define WRITE_VARIANT(fs, dir_, name, op_, brk_)			\
+	FIXTURE_VARIANT_ADD(write, fs##_##name) {			\
+		.brk = brk_, .dir = dir_, .op = op_,			\
+	}
+/* MIGRC: the page cache now holds the new copy, the old one is held */
+#define WRITE_MIGRATE_VARIANT(fs, dir_, name, op_, brk_)		\
+	FIXTURE_VARIANT_ADD(write, fs##_##name##_migrate) {		\
+		.brk = brk_, .dir = dir_, .op = op_, .how = BY_MIGRATION, \
+	}
+
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, pwrite, OP_PWRITE, 2);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, pwritev, OP_PWRITEV, 2);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, splice, OP_SPLICE, 2);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, copy_file_range, OP_COPY_RANGE, 2);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, punch_hole, OP_PUNCH, 0);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, truncate, OP_TRUNC0, 0);
+WRITE_VARIANT(ext4, LUF_EXT4_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
+WRITE_VARIANT(xfs, LUF_XFS_DIR, pwrite, OP_PWRITE, 2);
+WRITE_VARIANT(xfs, LUF_XFS_DIR, pwritev, OP_PWRITEV, 2);
+WRITE_VARIANT(xfs, LUF_XFS_DIR, splice, OP_SPLICE, 2);
+WRITE_VARIANT(xfs, LUF_XFS_DIR, copy_file_range, OP_COPY_RANGE, 0);
+WRITE_VARIANT(xfs, LUF_XFS_DIR, punch_hole, OP_PUNCH, 0);
+WRITE_VARIANT(xfs, LUF_XFS_DIR, truncate, OP_TRUNC0, 0);
+WRITE_VARIANT(xfs, LUF_XFS_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, pwrite, OP_PWRITE, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, pwritev, OP_PWRITEV, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, splice, OP_SPLICE, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, copy_file_range, OP_COPY_RANGE, 2);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, punch_hole, OP_PUNCH, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate, OP_TRUNC0, 0);
+WRITE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
+WRITE_MIGRATE_VARIANT(ext4, LUF_EXT4_DIR, pwrite, OP_PWRITE, 2);
+WRITE_MIGRATE_VARIANT(xfs, LUF_XFS_DIR, pwrite, OP_PWRITE, 2);
+WRITE_MIGRATE_VARIANT(tmpfs, LUF_TMP_DIR, pwrite, OP_PWRITE, 2);
+WRITE_MIGRATE_VARIANT(tmpfs, LUF_TMP_DIR, truncate_tail, OP_TRUNC_TAIL, 2);
+
+static void write_release(FIXTURE_DATA(write) *self)
+{
+	if (self->buf)
+		munmap(self->buf, self->o.f.size);
+	self->buf = NULL;
+	oracle_release(&self->o);
+	luf_file_destroy(&self->src);
+	if (self->pipefd[0] >= 0) {
+		close(self->pipefd[0]);
+		close(self->pipefd[1]);
+	}
+	self->pipefd[0] = self->pipefd[1] = -1;
+}
+
+FIXTURE_SETUP(write)
+{
+	self->src.fd = -1;
+	self->buf = NULL;
+	self->pipefd[0] = self->pipefd[1] = -1;
+	self->swapon = false;
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
+	if (_metadata->exit_code)
+		return;
+	/* Without swap, reclaim can unmap a shmem folio but never free it */
+	if (variant->how == BY_PAGEOUT && !strcmp(variant->dir, LUF_TMP_DIR)) {
+		if (!path_exists(LUF_SWAP_DEV))
+			SKIP(return, "no swap device %s", luf_path(LUF_SWAP_DEV));
+		ASSERT_EQ(0, swapon(luf_path(LUF_SWAP_DEV), 0))
+			TH_LOG("swapon %s: %s", luf_path(LUF_SWAP_DEV), strerror(errno));
+		self->swapon = true;
+	}
+}
+
+FIXTURE_TEARDOWN(write)
+{
+	write_release(self);
+	if (self->swapon && swapoff(luf_path(LUF_SWAP_DEV)))
+		TH_LOG("swapoff %s: %s", luf_path(LUF_SWAP_DEV), strerror(errno));
+	module_done();
+}
+
+/* Write all of @buf (@len bytes) into the pipe */
+static int fill_pipe(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = write(fd, (const char *)buf + done, len - done);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += n;
+	}
+	return 0;
+}
+
+/* The change itself; returns 0 or -errno.  Must not print. */
+static int do_wop(FIXTURE_DATA(write) *self, enum wop op, const void *buf,
+		  const struct iovec *iov, int iovcnt)
+{
+	size_t size = self->o.f.size, done = 0;
+	loff_t off_in, off_out;
+	ssize_t n;
+
+	switch (op) {
+	case OP_PWRITE:
+		n = pwrite(self->o.f.fd, buf, size, 0);
+		return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+	case OP_PWRITEV:
+		n = pwritev(self->o.f.fd, iov, iovcnt, 0);
+		return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
+	case OP_SPLICE:
+		while (done < size) {
+			off_out = done;
+			n = splice(self->pipefd[0], NULL, self->o.f.fd, &off_out,
+				   size - done, 0);
+			if (n <= 0)
+				return n < 0 ? -errno : -EIO;
+			done += n;
+		}
+		return 0;
+	case OP_COPY_RANGE:
+		while (done < size) {
+			off_in = off_out = done;
+			n = copy_file_range(self->src.fd, &off_in, self->o.f.fd,
+					    &off_out, size - done, 0);
+			if (n <= 0)
+				return n < 0 ? -errno : -EIO;
+			done += n;
+		}
+		return 0;
+	case OP_PUNCH:
+		return fallocate(self->o.f.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				 4 * ps, 8 * ps) ? -errno : 0;
+	case OP_TRUNC0:
+		if (ftruncate(self->o.f.fd, 0) || ftruncate(self->o.f.fd, size))
+			return -errno;
+		return 0;
+	case OP_TRUNC_TAIL:
+		if (ftruncate(self->o.f.fd, size - ps / 2) ||
+		    ftruncate(self->o.f.fd, size))
+			return -errno;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void write_once(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(write) *self,
+		       const FIXTURE_VARIANT(write) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, i;
+	struct iovec iov[NPAGES];
+	struct luf_ev e0, e1, e2;
+	struct rd_ctl *rd;
+	uint64_t *buf;
+	int ret;
+
+	ret = tfile_create(&self->o.f, variant->dir, "write", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file in %s: %s", variant->dir, strerror(-ret));
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	buf = self->buf = anon_buf(self->o.f.size);
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < words; i++)
+		buf[i] = word(i, gen + 1);
+	for (i = 0; i < NPAGES; i++) {
+		iov[i].iov_base = (char *)buf + i * ps;
+		iov[i].iov_len = ps;
+	}
+	if (variant->op == OP_SPLICE) {
+		ASSERT_EQ(0, pipe(self->pipefd));
+		ASSERT_LE((ssize_t)self->o.f.size,
+			  fcntl(self->pipefd[1], F_SETPIPE_SZ, (int)(2 * self->o.f.size)));
+		ASSERT_EQ(0, fill_pipe(self->pipefd[1], buf, self->o.f.size));
+	}
+	if (variant->op == OP_COPY_RANGE) {
+		ret = tfile_create(&self->src, variant->dir, "src", NPAGES, gen + 1);
+		ASSERT_EQ(0, ret) TH_LOG("source file: %s", strerror(-ret));
+	}
+
+	rd = self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = gen;
+	switch (variant->op) {
+	case OP_PUNCH:
+		rd->new_gen = gen;
+		rd->zlo = 4 * ps / 8;
+		rd->zhi = 12 * ps / 8;
+		break;
+	case OP_TRUNC0:
+		rd->new_gen = gen;
+		rd->zlo = 0;
+		rd->zhi = words;
+		/* SIGBUS between the truncation and the extension */
+		rd->fault_ok_before = true;
+		break;
+	case OP_TRUNC_TAIL:
+		rd->new_gen = gen;
+		rd->zlo = (self->o.f.size - ps / 2) / 8;
+		rd->zhi = words;
+		break;
+	default:
+		rd->new_gen = gen + 1;
+		break;
+	}
+	luf_prefault_stack(256 << 10);
+	cow_break_all();
+	ret = rd_start(rd, self->o.map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
+		      false);
+	ret = do_wop(self, variant->op, buf, iov, NPAGES);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after change", s);
+	ASSERT_EQ(0, ret) TH_LOG("the change: %s", strerror(-ret));
+	write_release(self);
+}
+
+TEST_F_TIMEOUT(write, reclaim_then_write, 300)
+{
+	RUN_ATTEMPTS(write_once, s.stale + s.corrupt,
+		     "reader read old or foreign content after the change");
+}
+
+FIXTURE(cow) {
+	struct oracle o;
+};
+
+FIXTURE_VARIANT(cow) {
+	int brk;
+	const char *dir;
+	enum how how;
+	bool shared;
+};
+
+/*
+ * MAP_PRIVATE: the write faults COW the never-written file pages.  After a
+ * page-out the PTEs are empty and only the module's write_fault flush
+ * stands between the new anonymous pages and the stale entries (brk 3).
+ * After a migration the PTEs map the new copy read-only, and the COW
+ * replaces each with ptep_clear_flush(), which flushes that address on
+ * every CPU of the mm: the core covers it, no broken mode.
+ * MAP_SHARED (PROT_READ | PROT_WRITE): read faults map the clean page-cache
+ * pages read-only (write notification); a write fault then makes the PTE
+ * of the page-cache page writable without any flush (after a page-out:
+ * a new folio read back; after a migration: the new copy), so the module's
+ * write_fault flush is the only one (brk 3).  (Not tmpfs: shmem needs no
+ * write notification, so its shared writable PTEs are writable at once and
+ * never deferred.)
+ */
+FIXTURE_VARIANT_ADD(cow, ext4) { .brk = 3, .dir = LUF_EXT4_DIR };
+FIXTURE_VARIANT_ADD(cow, xfs) { .brk = 3, .dir = LUF_XFS_DIR };
+FIXTURE_VARIANT_ADD(cow, ext4_migrate) {
+	.brk = 0, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION,
+};
+FIXTURE_VARIANT_ADD(cow, ext4_shared) {
+	.brk = 3, .dir = LUF_EXT4_DIR, .shared = true,
+};
+/*
+ * arm64 (not x86): making a present PTE writable and dirty, as the shared
+ * write fault after a migration does, flushes that address on every CPU
+ * (__ptep_set_access_flags()), so there the core covers it.
+ */
+#ifdef __aarch64__
+#define UPGRADE_BRK	0
+#else
+#define UPGRADE_BRK	3
+#endif
+FIXTURE_VARIANT_ADD(cow, ext4_shared_migrate) {
+	.brk = UPGRADE_BRK, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION, .shared = true,
+};
+FIXTURE_VARIANT_ADD(cow, xfs_shared_migrate) {
+	.brk = UPGRADE_BRK, .dir = LUF_XFS_DIR, .how = BY_MIGRATION, .shared = true,
+};
+
+FIXTURE_SETUP(cow)
+{
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
+}
+
+FIXTURE_TEARDOWN(cow)
+{
+	oracle_release(&self->o);
+	module_done();
+}
+
+static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
+		     const FIXTURE_VARIANT(cow) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, i;
+	struct luf_ev e0, e1, e2;
+	volatile uint64_t *w;
+	struct rd_ctl *rd;
+	int ret;
+
+	ret = tfile_create(&self->o.f, variant->dir, "cow", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	rd = self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = gen;
+	rd->new_gen = gen + 1;
+	luf_prefault_stack(256 << 10);
+	cow_break_all();
+	/* after cow_break_all(), which would write to it */
+	self->o.map = map_file(&self->o.f, PROT_READ | PROT_WRITE,
+			       variant->shared ? MAP_SHARED : MAP_PRIVATE);
+	ASSERT_NE(NULL, self->o.map);
+	w = self->o.map;
+	ret = rd_start(rd, self->o.map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
+		      false);
+	for (i = 0; i < words; i++)
+		w[i] = word(i, gen + 1);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the writes", s);
+	oracle_release(&self->o);
+}
+
+TEST_F_TIMEOUT(cow, write_upgrade, 300)
+{
+	RUN_ATTEMPTS(cow_once, s.stale + s.corrupt,
+		     "reader read the old page after the write");
+}
+
+/* ---- d2. a read fault that maps writable ---------------------------- */
+
+FIXTURE(swapin) {
+	struct oracle o;
+	pid_t child;
+	int gate[2];
+	bool swapon;
+};
+
+/*
+ * An anonymous page swapped in by a READ fault is mapped writable when it
+ * is certainly exclusive (do_swap_page(): a fresh folio that skipped the
+ * swap cache, zram's SWP_SYNCHRONOUS_IO with one swap reference), so the
+ * write that follows takes no fault at all.  Only the module's flush at
+ * that read fault (or where the PTE is installed) stands between the new
+ * page and the readers' stale entries to the deferred one: broken mode 3.
+ *
+ * To defer, the page must be mapped read-only and clean when it is paged
+ * out: a child forked after a first swap-out shares the swap entries, so
+ * the parent's swap-in goes through the swap cache and maps read-only.
+ * The child exits after the deferral, leaving the parent the only swap
+ * reference, and the parent's read then maps writable.
+ */
+FIXTURE_VARIANT(swapin) {
+	int brk;
+};
+
+/*
+ * arm64: the first write to the clean writable PTE faults (no hardware
+ * dirty bit here) and __ptep_set_access_flags() flushes it: no broken mode
+ */
+FIXTURE_VARIANT_ADD(swapin, anon) { .brk = UPGRADE_BRK };
+
+FIXTURE_SETUP(swapin)
+{
+	self->child = -1;
+	self->gate[0] = self->gate[1] = -1;
+	self->swapon = false;
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
+	if (_metadata->exit_code)
+		return;
+	if (!path_exists(LUF_SWAP_DEV))
+		SKIP(return, "no swap device %s", luf_path(LUF_SWAP_DEV));
+	ASSERT_EQ(0, swapon(luf_path(LUF_SWAP_DEV), 0))
+		TH_LOG("swapon %s: %s", luf_path(LUF_SWAP_DEV), strerror(errno));
+	self->swapon = true;
+}
+
+static void swapin_release(FIXTURE_DATA(swapin) *self)
+{
+	int st;
+
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, &st, 0);
+	}
+	self->child = -1;
+	if (self->gate[0] >= 0) {
+		close(self->gate[0]);
+		close(self->gate[1]);
+	}
+	self->gate[0] = self->gate[1] = -1;
+	rd_stop(self->o.rd);
+	if (self->o.rd)
+		munmap(self->o.rd, sizeof(*self->o.rd));
+	self->o.rd = NULL;
+	if (self->o.map)
+		munmap(self->o.map, NPAGES * ps);
+	self->o.map = NULL;
+}
+
+FIXTURE_TEARDOWN(swapin)
+{
+	swapin_release(self);
+	if (self->swapon && swapoff(luf_path(LUF_SWAP_DEV)))
+		TH_LOG("swapoff %s: %s", luf_path(LUF_SWAP_DEV), strerror(errno));
+	module_done();
+}
+
+static void swapin_once(struct __test_metadata *_metadata,
+			FIXTURE_DATA(swapin) *self,
+			const FIXTURE_VARIANT(swapin) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, i;
+	volatile uint64_t *w;
+	struct luf_ev e0, e1, e2;
+	struct rd_ctl *rd;
+	uint64_t sum = 0;
+	char c;
+	int ret, st;
+
+	(void)variant;
+	rd = self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = gen;
+	rd->new_gen = gen + 1;
+	w = self->o.map = mmap(NULL, NPAGES * ps, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->o.map);
+	madvise(self->o.map, NPAGES * ps, MADV_NOHUGEPAGE);
+	for (i = 0; i < words; i++)
+		w[i] = word(i, gen);
+	/* dirty and writable: swapped out now, nothing deferred */
+	ASSERT_EQ(0, madvise(self->o.map, NPAGES * ps, MADV_PAGEOUT));
+	ASSERT_EQ(0, pipe(self->gate));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		/* shares the swap entries; touches nothing, then exits */
+		close(self->gate[1]);
+		pin_to_cpu(0);
+		if (read(self->gate[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(self->gate[0]);
+	self->gate[0] = -1;
+	/*
+	 * The fork made every private page copy-on-write: break them all
+	 * now (no write fault later), but not the test pages, which must
+	 * stay unwritten (read-only while cow_break_all() runs; mprotect()
+	 * does not make a page that the child shares writable).
+	 */
+	ASSERT_EQ(0, mprotect(self->o.map, NPAGES * ps, PROT_READ));
+	luf_prefault_stack(256 << 10);
+	cow_break_all();
+	ASSERT_EQ(0, mprotect(self->o.map, NPAGES * ps, PROT_READ | PROT_WRITE));
+	/* through the swap cache: read-only and clean, the entry is shared */
+	for (i = 0; i < words; i += ps / 8)
+		sum += w[i];
+	ASSERT_NE((uint64_t)0, sum);
+	ret = rd_start(rd, self->o.map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+
+	make_deferred(_metadata, BY_PAGEOUT, self->o.map, NPAGES * ps, &e0, &e1,
+		      false);
+	/* the child goes: the parent holds the only swap reference */
+	close(self->gate[1]);
+	self->gate[1] = -1;
+	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
+	self->child = -1;
+	/* read faults: each maps a fresh exclusive page writable */
+	for (i = 0; i < words; i += ps / 8)
+		sum += w[i];
+	/* no fault from here on */
+	for (i = 0; i < words; i++)
+		w[i] = word(i, gen + 1);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the writes", s);
+	swapin_release(self);
+}
+
+TEST_F_TIMEOUT(swapin, read_maps_writable, 300)
+{
+	RUN_ATTEMPTS(swapin_once, s.stale + s.corrupt,
+		     "reader read the old page after the write");
+}
+
+static const char *const wrap_tests[] = { "-f", "swapin", NULL };
+
+LUF_CORRECT_MAIN(wrap_tests, NULL)
