@@ -22,11 +22,7 @@ tests=$LUF_OUT/tests
 bin=$LUF_OUT/bin
 mkdir -p "$tests" "$bin"
 
-case $LUF_ARCH in
-x86_64) cc=gcc ;;
-arm64) cc=aarch64-linux-gnu-gcc ;;
-*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
-esac
+cc=${ARCH_CROSS}gcc
 
 shopt -s nullglob
 libs=() progs=() deps=("$0")

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest test runner (/luf/run-tests.sh, POSIX sh for busybox), luf.mode=check.
+# Guest test runner (/luf/run-tests.sh, POSIX sh for busybox), lufvm.mode=check.
 #
 # 1. KUnit: insmod /luf/luf_kunit.ko (after /luf/luf.ko if it depends on it),
 #    print /sys/kernel/debug/kunit/<suite>/results for each new suite, rmmod.
@@ -18,7 +18,7 @@
 #    (VAR in capitals) runs NAME with VAR=VALUE in its environment and is
 #    labelled "NAME VAR=VALUE" (e.g. LUF_GEN_START=4294967295: every load
 #    of luf.ko starts at that generation, across the u32 wrap).
-#    luf.order=FILE on the kernel command line (LUF_ORDER) reads /luf/FILE
+#    lufvm.order=FILE on the kernel command line (LUF_ORDER) reads /luf/FILE
 #    instead of /luf/order and runs only what it lists, without KUnit (the
 #    multi-threaded TCG pass of make check: selftests/order-mt).
 # 3. dmesg, LUF-DONE, poweroff.
