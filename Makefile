@@ -28,7 +28,7 @@ KDIR ?= $(or $(shell cat out/$(LUF_ARCH)/kdir 2>/dev/null),/lib/modules/$(shell 
 KARGS := $(shell bash -c '. scripts/arch/$(LUF_ARCH) && echo ARCH=$$ARCH_KERNEL $${ARCH_CROSS:+CROSS_COMPILE=$$ARCH_CROSS}')
 
 # CMD goes through the environment: quotes in it reach run.sh unchanged.
-export LUF_RUN_CMD := $(CMD)
+export LUF_RUN_CMD := $(value CMD)
 
 .PHONY: all modules clean check demo shell run kernel
 
