@@ -73,6 +73,7 @@ moddir=$modroot/lib/modules/$rel
 for f in modules.builtin modules.builtin.modinfo; do
 	[ -f "$kdir/$f" ] && cp "$kdir/$f" "$moddir/"
 done
+(cd "$moddir" && find updates -name '*.ko' | sort) > "$moddir/modules.order"
 PATH=$PATH:/sbin:/usr/sbin depmod -b "$modroot" "$rel" ||
 	die "depmod -b $modroot $rel failed"
 grep -q 'luf\.ko:' "$moddir/modules.dep" || die "depmod: luf.ko is not in $moddir/modules.dep"

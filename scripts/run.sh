@@ -12,7 +12,9 @@
 #       /var/log, ...), the guest's own /proc, /sys, /dev and a
 #       /lib/modules/<release> holding luf.ko (modprobe luf works).  COMMAND
 #       LINE runs there with bash, in DIR (default: the current directory),
-#       like virtme-ng's --exec.  On an architecture whose table says
+#       like virtme-ng's --exec.  DIR is writable in the guest: a tmpfs
+#       layer over it holds new files; what the host has there stays
+#       read-only.  On an architecture whose table says
 #       ARCH_USERLAND=deb (arm64: the host's programs are x86_64) the root is
 #       a small userland of that architecture's Debian packages and the
 #       host's root is under /host (see scripts/arch/arm64 and README).
@@ -74,6 +76,7 @@ if [ -n "$file" ]; then
 else
 	# The command becomes a bash script run in the guest's root: bash
 	# itself quotes the directory (printf %q), the command line is as typed.
+	mkdir -p "$LUF_OUT"
 	script=$LUF_OUT/luf-host-cmd
 	# ARCH_USERLAND=deb: the host's root is at /host in the guest
 	[ "$ARCH_USERLAND" = host ] || dir=/host$dir
@@ -96,7 +99,10 @@ exit $fail
 EOF
 		fi
 	} > "$script"
-	build_guest --extra "$script" || die "$LUF_FAILED_STEP failed"
+	# the directory the guest makes writable (a tmpfs layer over it)
+	printf '%s\n' "$dir" > "$LUF_OUT/luf-host-dir"
+	build_guest --extra "$script" --extra "$LUF_OUT/luf-host-dir" ||
+		die "$LUF_FAILED_STEP failed"
 	mode="host"
 fi
 
