@@ -67,7 +67,7 @@ qemu=("${ARCH_QEMU[@]}" -accel "tcg,thread=$thread" -smp 4 -m 2G
 	-object memory-backend-ram,id=m1,size=1G
 	"${ARCH_QEMU_NUMA[@]}"
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap
-	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot)
+	-device "$ARCH_QEMU_9P,fsdev=hostroot,mount_tag=hostroot")
 append+="${LUF_APPEND:+ $LUF_APPEND}${*:+ $*}"
 qemu+=(-drive "file=$disk,if=virtio,format=raw,snapshot=on"
 	-drive "file=$xfsdisk,if=virtio,format=raw,snapshot=on"
