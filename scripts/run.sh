@@ -50,6 +50,11 @@ case ${1:-} in
 	if [ -n "$dir" ]; then
 		[ -d "$dir" ] || die "$dir: no such directory"
 		dir=$(realpath "$dir")
+		# the guest has its own empty ones (scripts/guest/init host_root)
+		case $dir/ in
+		/tmp/*|/run/*|/var/tmp/*|/var/log/*|/var/cache/*|/proc/*|/sys/*|/dev/*)
+			die "$dir: the guest has its own ${dir#/}, not the host's: use a directory elsewhere" ;;
+		esac
 	else
 		dir=$PWD
 	fi ;;
