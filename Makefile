@@ -8,8 +8,12 @@
 #                    (or arm64) make check: that one only
 #   make demo        the shootdown demo (scripts/demo.sh)
 #   make shell       build, then an interactive guest shell
+#   make run CMD='cmd args'   run any host command line in the guest (the
+#                    host's root read-only over 9p, luf.ko loaded); exits
+#                    with its exit status.  DIR=dir: run in dir (a directory
+#                    of the host; default: here)
 #   make run FILE=prog [ARGS='a b']   run your own static binary or sh script
-#                    in the guest; exits with its exit status
+#                    from the initramfs
 #   make kernel      build (or find cached) the patched kernel
 #   make clean       remove module build products and out/ (keeps out/*/kdir)
 # LUF_ARCH=x86_64 (default) or arm64 (cross-built, booted in qemu-system-aarch64)
@@ -20,9 +24,11 @@
 LUF_ARCH ?= x86_64
 export LUF_ARCH
 KDIR ?= $(or $(shell cat out/$(LUF_ARCH)/kdir 2>/dev/null),/lib/modules/$(shell uname -r)/build)
-ifeq ($(LUF_ARCH),arm64)
-KARGS := ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
-endif
+# ARCH= and CROSS_COMPILE= from the architecture table scripts/arch/$(LUF_ARCH)
+KARGS := $(shell bash -c '. scripts/arch/$(LUF_ARCH) && echo ARCH=$$ARCH_KERNEL $${ARCH_CROSS:+CROSS_COMPILE=$$ARCH_CROSS}')
+
+# CMD goes through the environment: quotes in it reach run.sh unchanged.
+export LUF_RUN_CMD := $(value CMD)
 
 .PHONY: all modules clean check demo shell run kernel
 
@@ -35,9 +41,11 @@ clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) $(KARGS) clean; fi
 	find out -mindepth 2 -maxdepth 2 ! -name kdir -exec rm -rf {} + 2>/dev/null || true
 
-# Both architectures unless LUF_ARCHES, or LUF_ARCH set by the caller,
-# names them.
-CHECK_ARCHES := $(or $(LUF_ARCHES),$(if $(filter file,$(origin LUF_ARCH)),x86_64 arm64,$(LUF_ARCH)))
+# Every architecture with a table in scripts/arch/ (x86_64 first) unless
+# LUF_ARCHES, or LUF_ARCH set by the caller, names them.
+ALL_ARCHES := $(notdir $(wildcard scripts/arch/*))
+ALL_ARCHES := $(filter x86_64,$(ALL_ARCHES)) $(filter-out x86_64,$(ALL_ARCHES))
+CHECK_ARCHES := $(or $(LUF_ARCHES),$(if $(filter file,$(origin LUF_ARCH)),$(ALL_ARCHES),$(LUF_ARCH)))
 check:
 	LUF_ARCHES="$(CHECK_ARCHES)" scripts/check.sh
 
@@ -45,15 +53,12 @@ demo:
 	scripts/demo.sh
 
 shell:
-	scripts/kernel.sh
-	scripts/module.sh
-	scripts/selftests.sh
-	scripts/initramfs.sh
-	scripts/qemu.sh shell
+	scripts/run.sh --shell
 
+# make run CMD='command line' | DIR=dir [CMD=...] | FILE=prog [ARGS='a b']
 run:
-	@test -n "$(FILE)" || { echo "usage: make run FILE=path [ARGS='...']" >&2; exit 2; }
-	scripts/run.sh "$(FILE)" $(ARGS)
+	@test -n "$(FILE)$(DIR)$$LUF_RUN_CMD" || { echo "usage: make run CMD='command line' | DIR=dir [CMD='...'] | FILE=path [ARGS='...']" >&2; exit 2; }
+	scripts/run.sh $(if $(FILE),"$(FILE)" $(ARGS),$(if $(DIR),--dir "$(DIR)") $(if $(CMD),--cmd "$$LUF_RUN_CMD"))
 
 kernel:
 	scripts/kernel.sh

@@ -136,10 +136,8 @@ fi
 multi() {
 	local a out t0 p f s line res=0 tp=0 tf=0 ts=0 lines=()
 	for a in $1; do
-		case $a in
-		x86_64|arm64) ;;
-		*) die "LUF_ARCHES: unknown architecture '$a' (known: x86_64 arm64)" ;;
-		esac
+		[ -f "$LUF_TOP/scripts/arch/$a" ] ||
+			die "LUF_ARCHES: unknown architecture '$a' (known: $(luf_arches | xargs))"
 	done
 	for a in $1; do
 		log "=== $a ==="
@@ -178,31 +176,26 @@ if [ -n "${LUF_ARCHES:-}" ]; then
 fi
 
 start=$SECONDS
-step() {
-	if ! "$@"; then
-		echo "check: ${1##*/} failed; no tests were run"
-		echo "0 skipped"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-}
-step "$LUF_TOP/scripts/kernel.sh"
-step "$LUF_TOP/scripts/module.sh"
-step "$LUF_TOP/scripts/selftests.sh"
-step "$LUF_TOP/scripts/initramfs.sh"
+if ! build_guest; then
+	echo "check: $LUF_FAILED_STEP failed; no tests were run"
+	echo "0 skipped"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 rm -f "$LUF_OUT/check.log" "$LUF_OUT/check-mt.log"
 LUF_CONSOLE=${LUF_CONSOLE:-progress} "$LUF_TOP/scripts/qemu.sh" check \
-	${LUF_TEST_TIMEOUT:+luf.test_timeout=$LUF_TEST_TIMEOUT} || true
+	${LUF_TEST_TIMEOUT:+lufvm.test_timeout=$LUF_TEST_TIMEOUT} || true
 # The correctness and stress tests once more on truly parallel vCPUs
 # (one host thread per vCPU): races between CPUs really run in parallel.
-# x86_64 only (LUF_MT=0: skip): the arm64 guest is several times slower.
+# Only where the arch table says so (ARCH_CHECK_MT=1; LUF_MT=0: skip): the
+# arm64 guest is several times slower.
 mt=${LUF_MT:-1}
-[ "$LUF_ARCH" = x86_64 ] || mt=0
+[ "$ARCH_CHECK_MT" = 1 ] || mt=0
 if [ "$mt" = 1 ]; then
-	log "multi-threaded TCG pass (luf.order=mt: the correctness programs, LUF_KEEP_MODULE=1)"
+	log "multi-threaded TCG pass (lufvm.order=mt: the correctness programs, LUF_KEEP_MODULE=1)"
 	LUF_TCG_THREAD=multi LUF_LOG_NAME=check-mt LUF_CONSOLE=${LUF_CONSOLE:-progress} \
-		"$LUF_TOP/scripts/qemu.sh" check luf.order=mt \
-		${LUF_TEST_TIMEOUT:+luf.test_timeout=$LUF_TEST_TIMEOUT} || true
+		"$LUF_TOP/scripts/qemu.sh" check lufvm.order=mt \
+		${LUF_TEST_TIMEOUT:+lufvm.test_timeout=$LUF_TEST_TIMEOUT} || true
 fi
 log "results (log: $LUF_OUT/check.log, $((SECONDS - start))s in all):"
 res=0

@@ -13,16 +13,13 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-"$LUF_TOP/scripts/kernel.sh"
-"$LUF_TOP/scripts/module.sh"
-"$LUF_TOP/scripts/selftests.sh"
+build_guest || die "$LUF_FAILED_STEP failed"
 [ -x "$LUF_OUT/bin/luf_workload" ] ||
 	die "no luf_workload: selftests/luf_workload.c is missing or did not build"
-"$LUF_TOP/scripts/initramfs.sh"
 rm -f "$LUF_OUT/demo.log"
 secs=${LUF_DEMO_SECONDS:-10}
 LUF_CONSOLE=${LUF_CONSOLE:-progress} "$LUF_TOP/scripts/qemu.sh" demo \
-	"luf.demo_seconds=$secs" || true
+	"lufvm.demo_seconds=$secs" || true
 
 log=$LUF_OUT/demo.log
 bad=0
@@ -48,11 +45,7 @@ fi
 sed -n '/^# luf-bench-table-begin$/,/^# luf-bench-table-end$/p' "$log" | sed '1d;$d'
 echo
 grep '^RESULT ' "$log" || true
-case $LUF_ARCH in
-arm64) need="arm64-reclaim" ;;
-*) need="reclaim migrc" ;;
-esac
-for b in $need; do
+for b in $ARCH_DEMO_RESULTS; do
 	grep -q "^RESULT $b " "$log" || { log "no RESULT $b line from the benchmarks in $log"; bad=1; }
 done
 series=$LUF_OUT/bench-reclaim.dat
@@ -62,8 +55,8 @@ awk '$1 == "#" && $2 == "luf-bench-series:" {
 	if ((run in lt) && t > lt[run]) print run, t, (v - lv[run]) / (t - lt[run])
 	lt[run] = t; lv[run] = v
 }' "$log" > "$series"
-# arm64 sends no shootdown IPIs: nothing to chart there
-if [ "$LUF_ARCH" = x86_64 ] && [ -s "$series" ] && command -v gnuplot >/dev/null; then
+# arm64 sends no shootdown IPIs: nothing to chart there (ARCH_DEMO_CHART=0)
+if [ "$ARCH_DEMO_CHART" = 1 ] && [ -s "$series" ] && command -v gnuplot >/dev/null; then
 	png=$LUF_OUT/bench-reclaim.png
 	gnuplot <<EOG
 set terminal png size 900,450

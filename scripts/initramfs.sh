@@ -8,8 +8,16 @@
 #   /luf/run-tests.sh     scripts/guest/run-tests.sh
 #   /luf/demo.sh          scripts/guest/demo.sh
 #   /luf/bench.sh         scripts/guest/bench.sh
-#   /luf/*.ko             $LUF_OUT/*.ko (scripts/module.sh): luf.ko,
-#                         luf_kunit.ko, luf_notifier_test.ko (MMU_NOTIFIER)
+#   /lib/modules/<release>/  $LUF_OUT/modroot (scripts/module.sh:
+#                         modules_install + depmod): luf.ko, luf_kunit.ko,
+#                         luf_notifier_test.ko (MMU_NOTIFIER) in updates/
+#   /luf/*.ko             the same modules (symbolic links into updates/)
+#   /usr/bin/kmod         Debian's kmod and its shared libraries
+#                         (guest_userland in lib.sh), as modprobe, modinfo,
+#                         lsmod, rmmod, insmod, depmod in /sbin instead of
+#                         busybox's; with ARCH_USERLAND=deb also
+#                         /usr/bin/bash (and /bin/bash)
+#   /etc/modprobe.d/      empty
 #   /luf/kselftest/, /luf/bin/   (scripts/selftests.sh)
 #   /luf/extra/<file>     scripts/initramfs.sh --extra FILE (repeatable)
 #   /luf/extra.args       scripts/initramfs.sh --args ARG... (one per line;
@@ -42,11 +50,17 @@ hostbb=/bin/busybox
 if [ "$busybox" != "$hostbb" ]; then
 	hv=$(dpkg-query -W -f='${Version}' busybox-static 2>/dev/null || true)
 	case $busybox in
-	*"/arm64-$(printf '%s' "$hv" | tr -c '[:alnum:].+~-' _)/"*) ;;
+	*"/$ARCH_DEB-$(printf '%s' "$hv" | tr -c '[:alnum:].+~-' _)/"*) ;;
 	*) log "WARNING: host busybox-static $hv differs from $busybox: applet links may not match" ;;
 	esac
 fi
 [ -f "$LUF_OUT/luf.ko" ] || die "no $LUF_OUT/luf.ko: run scripts/module.sh first (the module did not build)"
+modroot=$LUF_OUT/modroot
+rel=$(cat "$kdir/include/config/kernel.release")
+[ -f "$modroot/lib/modules/$rel/modules.dep" ] ||
+	die "no $modroot/lib/modules/$rel/modules.dep: run scripts/module.sh first"
+kmod_tools="modprobe modinfo lsmod rmmod insmod depmod"
+kmod_files=$(guest_userland) || die "cannot get kmod for the $LUF_ARCH guest"
 
 gen=$kdir/usr/gen_init_cpio
 if [ ! -x "$gen" ]; then
@@ -59,13 +73,30 @@ guest=$LUF_TOP/scripts/guest
 list=$LUF_OUT/initramfs.list
 {
 	for d in bin sbin dev proc sys tmp root etc mnt mnt/ext4 mnt/xfs mnt/tmp run \
-		 luf luf/tests luf/bin luf/extra luf/kselftest; do
+		 luf luf/tests luf/bin luf/extra luf/kselftest etc/modprobe.d usr usr/bin lib; do
 		echo "dir /$d 0755 0 0"
 	done
+	# kmod and its libraries; their directories first
+	printf '%s\n' "$kmod_files" | while read -r g _; do dirname "$g"; done |
+		sort -u | grep -Ev '^/(usr|usr/bin|lib)?$' | sed 's/.*/dir & 0755 0 0/'
+	printf '%s\n' "$kmod_files" | while read -r g h; do
+		echo "file $g $h 0755 0 0"
+	done
+	for a in $kmod_tools; do
+		echo "slink /sbin/$a /usr/bin/kmod 0777 0 0"
+	done
+	case $kmod_files in
+	*"/usr/bin/bash "*) echo "slink /bin/bash /usr/bin/bash 0777 0 0" ;;
+	esac
+	# /lib/modules/<release>: directories, then files
+	(cd "$modroot" && find lib -mindepth 1 -type d | sort) | sed 's|.*|dir /& 0755 0 0|'
+	(cd "$modroot" && find lib -type f | sort) |
+		while read -r f; do echo "file /$f $modroot/$f 0644 0 0"; done
 	echo "nod /dev/console 0600 0 0 c 5 1"
 	echo "nod /dev/null 0666 0 0 c 1 3"
 	echo "file /bin/busybox $busybox 0755 0 0"
 	"$hostbb" --list-full | while read -r a; do
+		case " $kmod_tools " in *" ${a##*/} "*) continue ;; esac
 		case $a in
 		*sbin/*) echo "slink /sbin/${a##*/} /bin/busybox 0777 0 0" ;;
 		*bin/*) [ "${a##*/}" = busybox ] || echo "slink /bin/${a##*/} busybox 0777 0 0" ;;
@@ -76,7 +107,11 @@ list=$LUF_OUT/initramfs.list
 	echo "file /luf/demo.sh $guest/demo.sh 0755 0 0"
 	echo "file /luf/bench.sh $guest/bench.sh 0755 0 0"
 	for f in "$LUF_OUT"/*.ko; do
-		echo "file /luf/${f##*/} $f 0644 0 0"
+		if [ -f "$modroot/lib/modules/$rel/updates/${f##*/}" ]; then
+			echo "slink /luf/${f##*/} /lib/modules/$rel/updates/${f##*/} 0777 0 0"
+		else
+			echo "file /luf/${f##*/} $f 0644 0 0"
+		fi
 	done
 	for sub in tests bin; do
 		for f in "$LUF_OUT/$sub"/*; do

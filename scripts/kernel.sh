@@ -7,6 +7,7 @@
 # everything.  Prints nothing but progress; writes the tree path to
 # $LUF_OUT/kdir.
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 need_pkgs
@@ -41,14 +42,8 @@ if ! flock -n 9; then
 	flock 9
 fi
 
-case $LUF_ARCH in
-x86_64) karch=x86; image=arch/x86/boot/bzImage; cross= ;;
-arm64) karch=arm64; image=arch/arm64/boot/Image; cross=aarch64-linux-gnu- ;;
-*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
-esac
 kmake() {
-	make -s -C "$tree" ARCH=$karch ${cross:+CROSS_COMPILE=$cross} \
-	     CC="ccache ${cross}gcc" "$@"
+	make -s -C "$tree" "${LUF_KARGS[@]}" CC="ccache ${ARCH_CROSS}gcc" "$@"
 }
 
 # built by the run we waited for?
@@ -78,7 +73,7 @@ done < "$series"
 
 log "configuring ($LUF_ARCH tinyconfig + configs/$LUF_ARCH.config)"
 kmake tinyconfig >/dev/null
-(cd "$tree" && ARCH=$karch CROSS_COMPILE=$cross ./scripts/kconfig/merge_config.sh \
+(cd "$tree" && ARCH=$ARCH_KERNEL CROSS_COMPILE=$ARCH_CROSS ./scripts/kconfig/merge_config.sh \
 	-m .config "$frag" >/dev/null)
 kmake olddefconfig >/dev/null
 bad=$(grep '^CONFIG_' "$frag" | while read -r l; do
@@ -87,26 +82,23 @@ bad=$(grep '^CONFIG_' "$frag" | while read -r l; do
 
 export CCACHE_DIR=${CCACHE_DIR:-$LUF_CACHE/ccache} CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
 ccache -M 5G >/dev/null
-case $LUF_ARCH in
-x86_64) cold="~12 min" ;;
-arm64) cold="~21 min" ;;
-esac
-log "building $LUF_ARCH kernel with $LUF_JOBS jobs (cold: $cold on 2 cores)"
+log "building $LUF_ARCH kernel with $LUF_JOBS jobs (cold: $ARCH_COLD_BUILD on 2 cores)"
 start=$(date +%s)
 ( exec 9>&-; while sleep 60; do log "  ... building, $(( ($(date +%s) - start) / 60 )) min"; done ) &
 ticker=$!
 trap 'kill $ticker 2>/dev/null || true' EXIT
 trap 'exit 1' INT TERM
-if ! kmake -j"$LUF_JOBS" $(basename $image) modules > "$tree/build.log" 2>&1; then
+if ! kmake -j"$LUF_JOBS" "${ARCH_IMAGE##*/}" modules > "$tree/build.log" 2>&1; then
 	tail -40 "$tree/build.log" >&2
 	die "kernel build failed, log: $tree/build.log"
 fi
 kill $ticker 2>/dev/null || true
-log "kernel built in $(( $(date +%s) - start ))s: $tree/$image"
+log "kernel built in $(( $(date +%s) - start ))s: $(kernel_image "$tree")"
 touch "$tree/.luf-built"
 echo "$tree" > "$LUF_OUT/kdir"
 
 # Keep the three newest trees per arch.
-ls -dt "$LUF_CACHE/kernel/$LUF_ARCH-"* 2>/dev/null | grep -v '\.tmp$' | tail -n +4 |
+# shellcheck disable=SC2012 # cache names are [a-z0-9_-]
+ls -dt "$LUF_CACHE/kernel/$LUF_ARCH-"* 2>/dev/null | sed '/\.tmp$/d' | tail -n +4 |
 	while read -r old; do log "pruning old kernel $old"; rm -rf "$old"; done || true
 exit 0

@@ -11,17 +11,24 @@ LUF_JOBS=${LUF_JOBS:-$(( $(nproc) + 1 ))}
 log() { printf '[luf %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'luf: error: %s\n' "$*" >&2; exit 1; }
 
+# The architecture table: every architecture-dependent value (kernel ARCH,
+# cross compiler, image, QEMU machine, ELF machine, busybox source, Debian
+# packages) comes from scripts/arch/$LUF_ARCH.  A third architecture is one
+# more table plus configs/<arch>.config.
+luf_arches() { (cd "$LUF_TOP/scripts/arch" && ls); }
+[ -f "$LUF_TOP/scripts/arch/$LUF_ARCH" ] ||
+	die "unknown LUF_ARCH=$LUF_ARCH (known: $(luf_arches | xargs))"
+# shellcheck source=scripts/arch/x86_64
+. "$LUF_TOP/scripts/arch/$LUF_ARCH"
+
 # Packages every step needs; installed once, quietly, from Debian only.
 LUF_PKGS="linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
-	  cpio xz-utils kmod ccache busybox-static qemu-system-x86 e2fsprogs
-	  xfsprogs gnuplot-nox python3 rsync"
-# Per-architecture extras.  arm64: the cross compiler, its libc (only a
-# Recommends of the compiler, and need_pkgs installs no recommends; the static
-# selftests need it) and qemu-system-aarch64.  No firmware package: the guest
-# boots with -kernel, and QEMU's virt machine needs no ROM for that.
-case $LUF_ARCH in
-arm64) LUF_PKGS+=" gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm" ;;
-esac
+	  cpio xz-utils kmod ccache busybox-static e2fsprogs
+	  xfsprogs gnuplot-nox python3 rsync $ARCH_PKGS"
+
+# Kernel make arguments for $LUF_ARCH (ARCH=, CROSS_COMPILE=).
+# shellcheck disable=SC2034
+LUF_KARGS=(ARCH="$ARCH_KERNEL" ${ARCH_CROSS:+CROSS_COMPILE=$ARCH_CROSS})
 
 # shellcheck disable=SC2120
 need_pkgs() {
@@ -53,65 +60,166 @@ need_kdir() {
 }
 
 # Boot image inside a kernel tree.
-kernel_image() {
-	case $LUF_ARCH in
-	x86_64) echo "$1/arch/x86/boot/bzImage" ;;
-	arm64) echo "$1/arch/arm64/boot/Image" ;;
-	*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
-	esac
+kernel_image() { echo "$1/$ARCH_IMAGE"; }
+
+# is_guest_elf FILE: FILE is an ELF binary of $LUF_ARCH (e_machine, bytes 18-19).
+is_guest_elf() {
+	[ "$(od -An -tx1 -j18 -N2 "$1" | tr -d ' ')" = "$ARCH_ELF_MACHINE" ]
 }
 
-# Path of the guest's static busybox for $LUF_ARCH (dies if it cannot get one).
-#   x86_64: the host's /bin/busybox (busybox-static).
-#   arm64:  busybox-static:arm64 must never be installed (it replaces the
-#           host's /bin/busybox); its .deb is fetched with apt-get download
-#           into $LUF_CACHE/pkgs and unpacked under $LUF_CACHE/busybox/.
-#           Needs the arm64 dpkg architecture and its package lists: added
-#           once (as root) if apt does not know busybox-static:arm64 yet.
-guest_busybox() {
-	local pkgs=$LUF_CACHE/pkgs deb dir bb
-	case $LUF_ARCH in
-	x86_64) echo /bin/busybox; return ;;
-	arm64) ;;
-	*) die "no guest busybox for LUF_ARCH=$LUF_ARCH" ;;
-	esac
+# deb_fetch PKG...: the .deb of each PKG for $ARCH_DEB, downloaded with
+# apt-get download into $LUF_CACHE/pkgs once (never installed); prints their
+# paths.  Needs the foreign dpkg architecture and its package lists: added
+# once (as root) if apt does not know them yet.
+deb_fetch() {
+	local pkgs=$LUF_CACHE/pkgs p deb missing=()
 	mkdir -p "$pkgs"
-	deb=$(ls "$pkgs"/busybox-static_*_arm64.deb 2>/dev/null | sort -V | tail -1) || true
-	if [ -z "$deb" ]; then
+	for p in "$@"; do
+		ls "$pkgs/${p}_"*"_$ARCH_DEB.deb" >/dev/null 2>&1 || missing+=("$p:$ARCH_DEB")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
 		[ "$(id -u)" -eq 0 ] ||
-			die "no busybox-static arm64 .deb in $pkgs; run once as root to fetch it"
-		if ! apt-cache show busybox-static:arm64 >/dev/null 2>&1; then
-			if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-				log "adding the arm64 dpkg architecture (for apt-get download only)"
-				dpkg --add-architecture arm64 || die "dpkg --add-architecture arm64 failed"
+			die "no .deb for ${missing[*]} in $pkgs; run once as root to fetch them"
+		if ! apt-cache show "${missing[0]}" >/dev/null 2>&1; then
+			if [ "$ARCH_DEB" != "$(dpkg --print-architecture)" ] &&
+			   ! dpkg --print-foreign-architectures | grep -qx "$ARCH_DEB"; then
+				log "adding the $ARCH_DEB dpkg architecture (for apt-get download only)"
+				dpkg --add-architecture "$ARCH_DEB" ||
+					die "dpkg --add-architecture $ARCH_DEB failed"
 			fi
-			log "apt-get update (arm64 package lists)"
+			log "apt-get update ($ARCH_DEB package lists)"
 			apt-get update -qq >/dev/null || die "apt-get update failed"
 		fi
-		log "downloading busybox-static:arm64 into $pkgs (not installing it)"
+		log "downloading ${missing[*]} into $pkgs (not installing them)"
 		# Sandbox user root: _apt could not write into $pkgs (no warning).
 		(cd "$pkgs" && apt-get download -qq -o APT::Sandbox::User=root \
-			busybox-static:arm64 >/dev/null) ||
-			die "apt-get download busybox-static:arm64 failed"
-		deb=$(ls "$pkgs"/busybox-static_*_arm64.deb 2>/dev/null | sort -V | tail -1) ||
-			true
-		[ -n "$deb" ] || die "apt-get download left no busybox-static_*_arm64.deb in $pkgs"
+			"${missing[@]}" >/dev/null) ||
+			die "apt-get download ${missing[*]} failed"
 	fi
-	dir=$LUF_CACHE/busybox/arm64-$(dpkg-deb -f "$deb" Version | tr -c '[:alnum:].+~\n-' _)
+	for p in "$@"; do
+		deb=$(printf '%s\n' "$pkgs/${p}_"*"_$ARCH_DEB.deb" | sort -V | tail -1)
+		[ -f "$deb" ] || deb=
+		[ -n "$deb" ] || die "apt-get download left no ${p}_*_$ARCH_DEB.deb in $pkgs"
+		echo "$deb"
+	done
+}
+
+# deb_unpack DEB DIR: unpack DEB into DIR once (DIR named after its version).
+deb_unpack() {
+	[ -f "$2/.luf-unpacked" ] && return 0
+	rm -rf "$2.tmp"
+	mkdir -p "$2.tmp"
+	dpkg-deb -x "$1" "$2.tmp" || die "dpkg-deb -x $1 failed"
+	touch "$2.tmp/.luf-unpacked"
+	rm -rf "$2"
+	mv "$2.tmp" "$2"
+	log "unpacked ${1##*/} into $2"
+}
+
+# Path of the guest's static busybox for $LUF_ARCH (dies if it cannot get one):
+#   ARCH_BUSYBOX=host: the host's /bin/busybox (busybox-static).
+#   ARCH_BUSYBOX=deb:  busybox-static:$ARCH_DEB (deb_fetch), unpacked under
+#                      $LUF_CACHE/busybox/; never installed (that would
+#                      replace the host's /bin/busybox).
+guest_busybox() {
+	local deb dir bb
+	case $ARCH_BUSYBOX in
+	host) echo /bin/busybox; return ;;
+	deb) ;;
+	*) die "scripts/arch/$LUF_ARCH: ARCH_BUSYBOX=$ARCH_BUSYBOX (host or deb)" ;;
+	esac
+	deb=$(deb_fetch busybox-static) || exit 1
+	dir=$LUF_CACHE/busybox/$ARCH_DEB-$(dpkg-deb -f "$deb" Version | tr -c '[:alnum:].+~\n-' _)
 	bb=$dir/bin/busybox
-	if [ ! -x "$bb" ]; then
-		rm -rf "$dir.tmp"
-		mkdir -p "$dir.tmp"
-		dpkg-deb -x "$deb" "$dir.tmp" || die "dpkg-deb -x $deb failed"
-		[ -x "$dir.tmp/bin/busybox" ] || die "$deb has no /bin/busybox"
-		rm -rf "$dir"
-		mv "$dir.tmp" "$dir"
-		log "unpacked busybox from ${deb##*/} into $dir"
-	fi
-	# ELF e_machine (bytes 18-19, little endian) 0xb7 is AArch64.
-	[ "$(od -An -tx1 -j18 -N2 "$bb" | tr -d ' ')" = b700 ] ||
-		die "$bb is not an AArch64 binary"
+	[ -x "$bb" ] || rm -rf "$dir"
+	deb_unpack "$deb" "$dir"
+	[ -x "$bb" ] || die "$deb has no /bin/busybox"
+	is_guest_elf "$bb" || die "$bb is not a $LUF_ARCH binary"
 	echo "$bb"
+}
+
+# Debian programs for the initramfs, as "GUESTPATH HOSTPATH" lines: each
+# binary in /usr/bin and its shared libraries (guest_elf_closure).
+#   ARCH_USERLAND=host: kmod, from the host (/usr/bin/kmod and libraries).
+#   ARCH_USERLAND=deb:  kmod and bash, from kmod:$ARCH_DEB, bash:$ARCH_DEB
+#                       and their library packages (deb_fetch, never
+#                       installed), libc from the cross toolchain's
+#                       /usr/$ARCH_TRIPLET/lib (libc6-$ARCH_DEB-cross).
+guest_userland() {
+	local libdirs=() bins=() deb d b
+	case $ARCH_USERLAND in
+	host)
+		bins=(/usr/bin/kmod)
+		[ -x /usr/bin/kmod ] || die "/usr/bin/kmod missing (package kmod)"
+		libdirs=("/lib/$ARCH_TRIPLET" "/usr/lib/$ARCH_TRIPLET") ;;
+	deb)
+		for deb in $(deb_fetch kmod liblzma5 libssl3 libzstd1 bash libtinfo6); do
+			d=$LUF_CACHE/userland/$ARCH_DEB/$(basename "$deb" .deb)
+			deb_unpack "$deb" "$d"
+			libdirs+=("$d/lib/$ARCH_TRIPLET" "$d/usr/lib/$ARCH_TRIPLET")
+			for b in "$d/bin/kmod" "$d/usr/bin/kmod" "$d/bin/bash" "$d/usr/bin/bash"; do
+				[ -x "$b" ] && bins+=("$b")
+			done
+		done
+		[ ${#bins[@]} -eq 2 ] || die "kmod:$ARCH_DEB or bash:$ARCH_DEB has no bin/kmod, bin/bash"
+		libdirs+=("/usr/$ARCH_TRIPLET/lib") ;;
+	*) die "scripts/arch/$LUF_ARCH: ARCH_USERLAND=$ARCH_USERLAND (host or deb)" ;;
+	esac
+	for b in "${bins[@]}"; do
+		is_guest_elf "$b" || die "$b is not a $LUF_ARCH binary"
+		echo "/usr/bin/${b##*/} $b"
+		guest_elf_closure "$b" "${libdirs[@]}"
+	done | awk '!seen[$1]++'
+}
+
+# guest_elf_closure BIN LIBDIR...: the shared libraries BIN needs,
+# recursively, found in the LIBDIRs, as "GUESTPATH HOSTPATH" lines: each
+# library as /lib/$ARCH_TRIPLET/<soname>, the program interpreter at the path
+# BIN requests.  readelf reads any architecture's ELF.
+guest_elf_closure() {
+	local bin=$1 todo=() seen=' ' f n d found interp
+	shift
+	interp=$(readelf -l "$bin" | sed -n 's/.*program interpreter: \(.*\)\]$/\1/p')
+	if [ -n "$interp" ]; then
+		found=
+		for d in "$@"; do
+			[ -e "$d/${interp##*/}" ] && { found=$d/${interp##*/}; break; }
+		done
+		[ -n "$found" ] || die "${bin##*/}: no ${interp##*/} in $*"
+		echo "$interp $(realpath "$found")"
+		seen+="${interp##*/} "
+	fi
+	todo=("$bin")
+	while [ ${#todo[@]} -gt 0 ]; do
+		f=${todo[0]}
+		todo=("${todo[@]:1}")
+		for n in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+			case $seen in *" $n "*) continue ;; esac
+			seen+="$n "
+			found=
+			for d in "$@"; do
+				[ -e "$d/$n" ] && { found=$(realpath "$d/$n"); break; }
+			done
+			[ -n "$found" ] || die "${bin##*/} needs $n: not in $*"
+			echo "/lib/$ARCH_TRIPLET/$n $found"
+			todo+=("$found")
+		done
+	done
+}
+
+# build_guest [INITRAMFS-ARG...]: the pipeline every guest boot needs, in
+# order: kernel (cached) -> luf.ko and test modules -> selftests -> initramfs
+# (arguments go to scripts/initramfs.sh).  Used by check, demo, run and
+# shell.  Returns 1 at the first step that fails, with its script name in
+# LUF_FAILED_STEP.
+# shellcheck disable=SC2120
+build_guest() {
+	local s
+	export LUF_FAILED_STEP=
+	for s in kernel module selftests; do
+		"$LUF_TOP/scripts/$s.sh" || { LUF_FAILED_STEP=$s.sh; return 1; }
+	done
+	"$LUF_TOP/scripts/initramfs.sh" "$@" || { LUF_FAILED_STEP=initramfs.sh; return 1; }
 }
 
 # selftests/*.c programs that are tools for tests and the demo, not tests:

@@ -20,12 +20,7 @@ mkdir -p "$LUF_OUT"
 blog=$LUF_OUT/module-build.log
 rm -f "$LUF_OUT/luf.ko" "$LUF_OUT/luf_kunit.ko" "$LUF_OUT/luf_notifier_test.ko"
 
-case $LUF_ARCH in
-x86_64) kargs=(ARCH=x86); cross= ;;
-arm64) kargs=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-); cross=aarch64-linux-gnu- ;;
-*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
-esac
-cc=${cross}gcc
+cc=${ARCH_CROSS}gcc
 if command -v ccache >/dev/null; then
 	export CCACHE_DIR=${CCACHE_DIR:-$LUF_CACHE/ccache}
 	cc="ccache $cc"
@@ -33,7 +28,7 @@ fi
 
 log "building luf.ko (W=1)"
 start=$(date +%s)
-if ! make -C "$kdir" M="$LUF_TOP" W=1 CC="$cc" -j"$LUF_JOBS" "${kargs[@]}" modules >"$blog" 2>&1; then
+if ! make -C "$kdir" M="$LUF_TOP" W=1 CC="$cc" -j"$LUF_JOBS" "${LUF_KARGS[@]}" modules >"$blog" 2>&1; then
 	grep -E 'error|warning|Error' "$blog" | head -50 | sed 's/^/    /' >&2 || true
 	die "luf.ko build failed (full log: $blog)"
 fi
@@ -61,3 +56,25 @@ if grep -qx 'CONFIG_MMU_NOTIFIER=y' "$kdir/.config"; then
 	built="$built luf_notifier_test.ko"
 fi
 log "built $built in $(( $(date +%s) - start ))s"
+
+# /lib/modules/<release> for the guest, as a distribution kernel has it:
+# modules_install of this build (into updates/) under $LUF_OUT/modroot, the
+# kernel's modules.builtin*, then depmod -b (modules.dep, aliases, ...), so
+# modprobe, modinfo and modprobe -r work in the guest.
+rel=$(cat "$kdir/include/config/kernel.release") || die "no kernel.release in $kdir"
+modroot=$LUF_OUT/modroot
+rm -rf "$modroot"
+if ! make -C "$kdir" M="$LUF_TOP" "${LUF_KARGS[@]}" INSTALL_MOD_PATH="$modroot" \
+	DEPMOD=true modules_install >"$LUF_OUT/modules-install.log" 2>&1; then
+	tail -20 "$LUF_OUT/modules-install.log" | sed 's/^/    /' >&2
+	die "modules_install failed (log: $LUF_OUT/modules-install.log)"
+fi
+moddir=$modroot/lib/modules/$rel
+for f in modules.builtin modules.builtin.modinfo; do
+	[ -f "$kdir/$f" ] && cp "$kdir/$f" "$moddir/"
+done
+(cd "$moddir" && find updates -name '*.ko' | sort) > "$moddir/modules.order"
+PATH=$PATH:/sbin:/usr/sbin depmod -b "$modroot" "$rel" ||
+	die "depmod -b $modroot $rel failed"
+grep -q 'luf\.ko:' "$moddir/modules.dep" || die "depmod: luf.ko is not in $moddir/modules.dep"
+log "modules installed in $moddir ($(grep -c . "$moddir/modules.dep") in modules.dep)"

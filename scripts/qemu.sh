@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot the test guest: scripts/qemu.sh MODE [KERNEL-PARAM...]
-#   MODE is check, demo, exec or shell (see scripts/guest/init).
+#   MODE is check, demo, exec, host or shell (see scripts/guest/init).
 # Uses the kernel from $LUF_OUT/kdir and $LUF_OUT/initrd.gz; makes fresh
 # images, a 1 GiB ext4 $LUF_OUT/disk.img for /dev/vda and a 512 MiB XFS
 # $LUF_OUT/xfs.img for /dev/vdb (the guest writes to snapshots).  The serial console, with CRs removed, is saved to
@@ -24,8 +24,8 @@ set -euo pipefail
 
 mode=${1:-}
 case $mode in
-check|demo|exec|shell) shift ;;
-*) die "usage: $0 check|demo|exec|shell [KERNEL-PARAM...]" ;;
+check|demo|exec|host|shell) shift ;;
+*) die "usage: $0 check|demo|exec|host|shell [KERNEL-PARAM...]" ;;
 esac
 
 need_pkgs
@@ -49,49 +49,25 @@ rm -f "$xfsdisk"
 truncate -s 512M "$xfsdisk"
 mkfs.xfs -f -q "$xfsdisk" || die "mkfs.xfs $xfsdisk failed"
 
-append="panic=-1 oops=panic loglevel=4 log_buf_len=8M luf.mode=$mode"
-# Both guests: node 0 with the 4 vCPUs and 1 GiB, a CPU-less 1 GiB node 1,
-# and two virtio disks (vda ext4, vdb XFS; written to snapshots).
+append="panic=-1 oops=panic loglevel=4 log_buf_len=8M lufvm.mode=$mode"
+# The machine comes from the arch table (scripts/arch/$LUF_ARCH): emulator,
+# machine, console, NUMA layout.  Every guest: 4 vCPUs and 2 GiB as node 0
+# (1 GiB, the CPUs) and a CPU-less node 1 (1 GiB), two virtio disks (vda
+# ext4, vdb XFS; written to snapshots), and the host's root directory shared
+# read-only over virtio-9p (mount tag "hostroot"; see scripts/guest/init).
 #
 # Single-threaded TCG: with thread=multi (QEMU 7.2) an x86 vCPU twice hit an
 # int3 left by runtime text patching after the kernel had finished the
 # patch (unhandled "Oops: int3" while luf.ko was loaded and unloaded under
 # load); thread=single showed none, at about the same speed on 2 host cores.
 # arm64 patches text at run time too (static calls, jump labels): same choice.
-case $LUF_ARCH in
-x86_64)
-	# no_timer_check: on a loaded host TCG can miss the boot-time IO-APIC
-	# timer check ("IO-APIC + timer doesn't work!"), which panics the guest.
-	append="console=ttyS0 no_timer_check $append"
-	# HMAT makes node 1 a slower memory tier: the demotion target of node 0.
-	qemu=(qemu-system-x86_64
-		-accel tcg,thread=$thread -machine q35,hmat=on -cpu max -smp 4 -m 2G
-		-object memory-backend-ram,id=m0,size=1G
-		-object memory-backend-ram,id=m1,size=1G
-		-numa node,nodeid=0,cpus=0-3,memdev=m0
-		-numa node,nodeid=1,memdev=m1,initiator=0
-		-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-latency,latency=10
-		-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G
-		-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=40
-		-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=4G)
-	;;
-arm64)
-	# Direct -kernel boot with a generated device tree: no firmware (no
-	# qemu-efi-aarch64).  QEMU writes numa-node-id properties from the
-	# -numa options.  DT has no HMAT, so both nodes land in one memory tier
-	# and there is no demotion target (tiering tests skip on arm64).
-	# pauth-impdef=on: QARMA pointer authentication makes plain -cpu max
-	# boot ~2.5x slower under TCG.
-	append="console=ttyAMA0 $append"
-	qemu=(qemu-system-aarch64
-		-accel tcg,thread=$thread -machine virt -cpu max,pauth-impdef=on -smp 4 -m 2G
-		-object memory-backend-ram,id=m0,size=1G
-		-object memory-backend-ram,id=m1,size=1G
-		-numa node,nodeid=0,cpus=0-3,memdev=m0
-		-numa node,nodeid=1,memdev=m1)
-	;;
-*) die "qemu.sh: unknown LUF_ARCH=$LUF_ARCH" ;;
-esac
+append="console=$ARCH_CONSOLE${ARCH_APPEND:+ $ARCH_APPEND} $append lufvm.userland=$ARCH_USERLAND"
+qemu=("${ARCH_QEMU[@]}" -accel "tcg,thread=$thread" -smp 4 -m 2G
+	-object memory-backend-ram,id=m0,size=1G
+	-object memory-backend-ram,id=m1,size=1G
+	"${ARCH_QEMU_NUMA[@]}"
+	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap
+	-device "$ARCH_QEMU_9P,fsdev=hostroot,mount_tag=hostroot")
 append+="${LUF_APPEND:+ $LUF_APPEND}${*:+ $*}"
 qemu+=(-drive "file=$disk,if=virtio,format=raw,snapshot=on"
 	-drive "file=$xfsdisk,if=virtio,format=raw,snapshot=on"

@@ -23,11 +23,8 @@ build=$LUF_OUT/ksft-build
 inst=$LUF_OUT/kselftest
 bin=$LUF_OUT/bin
 
-case $LUF_ARCH in
-x86_64) cross=() ;;
-arm64) cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
-*) die "unknown LUF_ARCH=$LUF_ARCH" ;;
-esac
+cross=()
+[ -z "$ARCH_CROSS" ] || cross=(ARCH="$ARCH_KERNEL" CROSS_COMPILE="$ARCH_CROSS")
 
 # link DIR TO KEEP: DIR/* -> TO/* for every entry of TO but KEEP
 link() {

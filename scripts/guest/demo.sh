@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest demo (/luf/demo.sh, POSIX sh for busybox), luf.mode=demo.
+# Guest demo (/luf/demo.sh, POSIX sh for busybox), lufvm.mode=demo.
 #
 # Runs "luf_workload reclaim" and "luf_workload migrate" for
 # LUF_DEMO_SECONDS each, first without luf.ko, then with it loaded (and the

@@ -1,16 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest test runner (/luf/run-tests.sh, POSIX sh for busybox), luf.mode=check.
+# Guest test runner (/luf/run-tests.sh, POSIX sh for busybox), lufvm.mode=check.
 #
 # Runs the kselftest install of selftests/ ($LUF_DIR/kselftest, made by
 # scripts/selftests.sh with the kernel tree's `make -C tools/testing/selftests
 # TARGETS=luf install`) with its own run_kselftest.sh:
 #   run_kselftest.sh -c luf       everything (KUnit is luf_kunit.sh)
-# luf.order=mt on the kernel command line (LUF_ORDER; the multi-threaded
+# lufvm.order=mt on the kernel command line (LUF_ORDER; the multi-threaded
 # TCG pass of make check) runs only the correctness programs, with
 # LUF_KEEP_MODULE=1: luf.ko is loaded once, never unloaded under load.
-# luf.test_timeout=SECS overrides the per-program timeout of
+# lufvm.test_timeout=SECS overrides the per-program timeout of
 # selftests/settings.  Then dmesg, LUF-DONE, poweroff.
 #
 # run_kselftest.sh times programs out only with /usr/bin/timeout, and
@@ -70,7 +70,7 @@ run() {
 	tmo=
 	read -r cmdline < /proc/cmdline
 	for a in $cmdline; do
-		case $a in luf.test_timeout=*) tmo=${a#*=} ;; esac
+		case $a in lufvm.test_timeout=*) tmo=${a#*=} ;; esac
 	done
 	case ${LUF_ORDER:-} in
 	'')
@@ -80,7 +80,7 @@ run() {
 			-t luf:luf_reuse -t luf:luf_write -t luf:luf_unmap \
 			-t luf:luf_fault -t luf:luf_nofault -t luf:luf_lifecycle ;;
 	*)
-		echo "not ok 1 selftests: luf: luf.order=$LUF_ORDER: want mt" ;;
+		echo "not ok 1 selftests: luf: lufvm.order=$LUF_ORDER: want mt" ;;
 	esac
 }
 
