@@ -7,7 +7,9 @@
  *   decimal number and a newline;
  * - a second load fails with EEXIST and leaves the loaded module alone;
  * - unload removes both directories;
- * - a load with an unknown module parameter fails and leaves nothing behind;
+ * - the knobs are module parameters that set their initial values;
+ * - a load with a bad value of a parameter fails with EINVAL and leaves
+ *   nothing behind;
  * - load/unload can be repeated.
  */
 #define _GNU_SOURCE
@@ -106,14 +108,10 @@ TEST_F(luf_load, unload_removes_interfaces)
 }
 
 /*
- * The kernel itself only warns about unknown module parameters
- * (unknown_module_param_cb()); luf.ko is specified to refuse them, so a
- * typo in a parameter never goes unnoticed.
- */
-/*
  * The kernel only warns about unknown parameter names; the module's own
- * parameter, debug_break, must refuse what it does not allow: any broken
- * mode without allow_unsafe=1 given first, values out of range, junk.
+ * parameters must refuse what they do not allow: debug_break any broken
+ * mode without allow_unsafe=1 given first, values out of range, junk; the
+ * knobs exactly what their sysfs files refuse.
  */
 TEST_F(luf_load, bad_params_rejected)
 {
@@ -124,19 +122,52 @@ TEST_F(luf_load, bad_params_rejected)
 		"allow_unsafe=1 debug_break=-1",
 		"allow_unsafe=1 debug_break=1x",
 		"allow_unsafe=1 debug_break=",
+		"enabled=7",
+		"enabled=-1",
+		"migrc_enabled=2",
+		"observe=0x1",
+		"max_defer_ms=0",
+		"max_defer_ms=60001",
+		"max_pending_kb=0",
+		"enabled=1 max_pending_kb=1x",
 	};
 	unsigned int i;
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ret = luf_load(bad[i]);
-		ASSERT_NE(0, ret) TH_LOG("load with \"%s\" succeeded", bad[i]);
-		TH_LOG("\"%s\": %s", bad[i], strerror(-ret));
+		ASSERT_EQ(-EINVAL, ret)
+			TH_LOG("load with \"%s\": %d (%s), want EINVAL", bad[i],
+			       ret, strerror(-ret));
 		check_gone(_metadata);
 	}
 	/* a rejected load leaves nothing that blocks the next one */
 	ASSERT_EQ(0, luf_load(""));
 	check_interfaces(_metadata);
+}
+
+/* modprobe luf enabled=1 ...: the parameters are the knobs' first values */
+TEST_F(luf_load, knob_params_set_initial_values)
+{
+	static const struct { const char *name; uint64_t want; } set[] = {
+		{ "enabled", 1 }, { "migrc_enabled", 1 }, { "observe", 0 },
+		{ "max_defer_ms", 1234 }, { "max_pending_kb", 2048 },
+	};
+	char path[128];
+	unsigned int i;
+	uint64_t v;
+
+	ASSERT_EQ(0, luf_load("enabled=1 migrc_enabled=1 observe=0 "
+			      "max_defer_ms=1234 max_pending_kb=2048"));
+	for (i = 0; i < ARRAY_SIZE(set); i++) {
+		ASSERT_EQ(0, luf_knob_read(set[i].name, &v))
+			TH_LOG("%s", set[i].name);
+		ASSERT_EQ(set[i].want, v) TH_LOG("knob %s", set[i].name);
+		snprintf(path, sizeof(path), "/sys/module/luf/parameters/%s",
+			 set[i].name);
+		ASSERT_EQ(0, read_u64_strict(path, &v)) TH_LOG("%s", path);
+		ASSERT_EQ(set[i].want, v) TH_LOG("%s", path);
+	}
 }
 
 TEST_F(luf_load, reload)
