@@ -49,11 +49,14 @@ summarize() {
 	awk -v kfail="$kfail" '
 	function see(n) { if (!(n in known)) { known[n] = 1; names[++nn] = n } }
 	# the row of a result at depth d: the deepest label above depth d
-	function row(d,   k) { for (k = d - 1; k >= 0; k--) if (lab[k] != "") return lab[k]; return "(outside)" }
+	function row(d,   k) { for (k = d - 1; k >= 0; k--) if (lab[k] != "") return lab[k]; return outer != "" ? outer : "(outside)" }
 	/^# luf-dmesg-begin/ { indmesg = 1; next }
 	/^# luf-dmesg-end/ { indmesg = 0; next }
 	indmesg { next }
 	/^LUF-DONE$/ { done = 1; next }
+	# a program the guest runs itself (guest-host), framed by the init
+	/^# luf-run: / { outer = substr($0, 12); see(outer); running[outer] = 1; next }
+	/^# luf-exit: / { rc[outer] = substr($NF, 4); delete running[outer]; outer = ""; next }
 	{
 		line = $0; d = 0
 		while (substr(line, 1, 2) == "# ") { line = substr(line, 3); d++ }
