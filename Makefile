@@ -7,6 +7,9 @@
 #                    for x86_64 and arm64, one combined verdict; LUF_ARCH=x86_64
 #                    (or arm64) make check: that one only
 #   make demo        the shootdown demo (scripts/demo.sh)
+#   make bench-overhead  the hook layer's cost when unused: CONFIG_LUF_HOOKS=n
+#                    vs hooked (luf.ko not loaded, loaded in observe mode),
+#                    a second kernel build (scripts/bench-overhead.sh)
 #   make shell       build, then an interactive guest shell
 #   make run CMD='cmd args'   run any host command line in the guest (the
 #                    host's root read-only over 9p, luf.ko loaded); exits
@@ -30,7 +33,7 @@ KARGS := $(shell bash -c '. scripts/arch/$(LUF_ARCH) && echo ARCH=$$ARCH_KERNEL 
 # CMD goes through the environment: quotes in it reach run.sh unchanged.
 export LUF_RUN_CMD := $(value CMD)
 
-.PHONY: all modules clean check demo shell run kernel
+.PHONY: all modules clean check demo shell run kernel bench-overhead
 
 all: modules
 
@@ -51,6 +54,9 @@ check:
 
 demo:
 	scripts/demo.sh
+
+bench-overhead:
+	scripts/bench-overhead.sh
 
 shell:
 	scripts/run.sh --shell

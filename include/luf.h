@@ -273,7 +273,7 @@ void luf_kick(enum luf_cause cause);
 #include "arch_arm64.h"
 #endif
 
-/* Batches move with the core's luf_tlbbatch_fold(), which empties the source */
+/* Batches move with the core's arch_tlbbatch_move(), which empties the source */
 #ifndef luf_arch_clear
 /* An empty batch is all zeroes */
 static inline void luf_arch_clear(struct arch_tlbflush_unmap_batch *b)

@@ -214,7 +214,7 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		spin_unlock(&luf_batch_lock);
 		return false;
 	}
-	luf_tlbbatch_fold(&b->arch, &ro->arch);
+	arch_tlbbatch_move(&b->arch, &ro->arch);
 	luf_map_note(luf_folio_key(folio), gen);
 	if (++b->nr >= LUF_BATCH_FOLIOS) {
 		/* Closed: pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
@@ -259,7 +259,7 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 		nr_entries++;
 		folios += b->nr;
 		pruned += luf_ugen_prune(&b->arch, b->gen);
-		luf_tlbbatch_fold(&luf_flush_batch, &b->arch);
+		arch_tlbbatch_move(&luf_flush_batch, &b->arch);
 	}
 	if (nr_entries) {
 		/* Pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
@@ -278,7 +278,7 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 		cpus = mask ? cpumask_weight(mask) : 0;
 		luf_count(LUF_EV_TLBI_ISSUED, luf_arch_flush_tlbis(&luf_flush_batch));
 		if (luf_state.debug_break != LUF_BREAK_REUSE)
-			luf_tlbbatch_flush(&luf_flush_batch);
+			arch_tlbbatch_flush(&luf_flush_batch);
 		luf_count(LUF_EV_FLUSHES, 1);
 		luf_count(LUF_EV_FLUSH_CPUS, cpus);
 	}

@@ -227,11 +227,9 @@ static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 
 static void luf_hook_batch_flush(struct tlbflush_unmap_batch *ubc)
 {
+	/* try_to_unmap_flush() resets luf_ro and luf_other after the flush */
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_flush(ubc);
-	/* what this flush covers is accounted: start the next batch afresh */
-	ubc->luf_ro = 0;
-	ubc->luf_other = false;
 }
 
 static void luf_hook_cpu_flush(bool done)
@@ -244,17 +242,8 @@ static void luf_hook_drain(void)
 	luf_release(LUF_CAUSE_UNLOAD);
 }
 
-static const struct luf_hook_ops luf_ops = {
-	.on_defer_ok = luf_hook_defer_ok,
-	.on_unmap_done = luf_hook_unmap_done,
-	.on_migrate_src_done = luf_hook_migrate_src_done,
-	.on_free_page = luf_hook_free_page,
-	.on_write_fault = luf_hook_write_fault,
-	.on_file_change = luf_hook_file_change,
-	.on_zone_low = luf_hook_zone_low,
-	.on_pages_wanted = luf_hook_pages_wanted,
-	.on_batch_flush = luf_hook_batch_flush,
-	.on_cpu_flush = luf_hook_cpu_flush,
+/* Every hook of linux/luf_hook_defs.h is luf_hook_<name>; set before use */
+static struct luf_hook_ops luf_ops __ro_after_init = {
 	.drain = luf_hook_drain,
 };
 
@@ -280,6 +269,8 @@ static int __init luf_init(void)
 	int i, ret;
 
 	luf_knobs_init();
+#define LUF_HOOK(type, name, ...)	(luf_ops.on_##name = luf_hook_##name)
+#include <linux/luf_hook_defs.h>
 	for (i = 0; i < ARRAY_SIZE(luf_parts); i++) {
 		ret = luf_parts[i].init();
 		if (ret)

@@ -5,7 +5,8 @@
 # configs/$LUF_ARCH.config and build it.  The tree is cached under
 # $LUF_CACHE/kernel/<arch>-<hash of base, patches and config>; a hit skips
 # everything.  Prints nothing but progress; writes the tree path to
-# $LUF_OUT/kdir.
+# $LUF_OUT/kdir.  LUF_KCONFIG: config lines merged after the fragment (e.g.
+# '# CONFIG_LUF_HOOKS is not set' for make bench-overhead's baseline).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -20,7 +21,8 @@ frag=$LUF_TOP/configs/$LUF_ARCH.config
 series=$LUF_TOP/kernel-hooks/series
 [ -f "$series" ] || die "no $series"
 
-key=$( { echo "$base $LUF_ARCH"; cat "$series" "$frag";
+extra=${LUF_KCONFIG:-}
+key=$( { echo "$base $LUF_ARCH"; cat "$series" "$frag"; [ -z "$extra" ] || echo "$extra";
 	 grep -v '^#' "$series" | while read -r p; do cat "$LUF_TOP/kernel-hooks/$p"; done; } |
        sha256sum | cut -c1-16)
 tree=$LUF_CACHE/kernel/$LUF_ARCH-$key
@@ -71,12 +73,17 @@ ${fails:-$out}"
 	fi
 done < "$series"
 
-log "configuring ($LUF_ARCH tinyconfig + configs/$LUF_ARCH.config)"
+log "configuring ($LUF_ARCH tinyconfig + configs/$LUF_ARCH.config${extra:+ + LUF_KCONFIG})"
+printf '%s\n' "$extra" > "$tree/.luf-extra.config"
 kmake tinyconfig >/dev/null
 (cd "$tree" && ARCH=$ARCH_KERNEL CROSS_COMPILE=$ARCH_CROSS ./scripts/kconfig/merge_config.sh \
-	-m .config "$frag" >/dev/null)
+	-m .config "$frag" .luf-extra.config >/dev/null)
 kmake olddefconfig >/dev/null
-bad=$(grep '^CONFIG_' "$frag" | while read -r l; do
+# every line of the fragment whose option LUF_KCONFIG does not set, and
+# every line of LUF_KCONFIG, must be in .config as written
+bad=$( { grep '^CONFIG_' "$frag" | while read -r l; do
+		 grep -q "\b${l%%=*}\b" "$tree/.luf-extra.config" || echo "$l"; done
+	 grep -E '^(CONFIG_|# CONFIG_)' "$tree/.luf-extra.config" || true; } | while read -r l; do
 	grep -qx "$l" "$tree/.config" || echo "$l"; done)
 [ -z "$bad" ] || die "config options dropped by olddefconfig: $bad"
 
@@ -97,8 +104,8 @@ log "kernel built in $(( $(date +%s) - start ))s: $(kernel_image "$tree")"
 touch "$tree/.luf-built"
 echo "$tree" > "$LUF_OUT/kdir"
 
-# Keep the three newest trees per arch.
+# Keep the four newest trees per arch (make bench-overhead adds one).
 # shellcheck disable=SC2012 # cache names are [a-z0-9_-]
-ls -dt "$LUF_CACHE/kernel/$LUF_ARCH-"* 2>/dev/null | sed '/\.tmp$/d' | tail -n +4 |
+ls -dt "$LUF_CACHE/kernel/$LUF_ARCH-"* 2>/dev/null | sed '/\.tmp$/d' | tail -n +5 |
 	while read -r old; do log "pruning old kernel $old"; rm -rf "$old"; done || true
 exit 0

@@ -225,7 +225,7 @@ build_guest() {
 # selftests/*.c programs that are tools for tests and the demo, not tests:
 # installed in the guest's /luf/bin (on PATH), never run as a test.
 # shellcheck disable=SC2034
-LUF_GUEST_TOOLS="luf_workload"
+LUF_GUEST_TOOLS="luf_workload luf_hotpath"
 
 # Kernel log lines that mean the kernel misbehaved.  Test output (lines
 # starting with '#', 'ok ', 'not ok ', after optional blanks) is not scanned.

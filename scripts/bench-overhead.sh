@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench-overhead: what the hook layer costs when nobody uses it.
+# Builds (or finds cached) two kernels of the same configuration: the usual
+# one (CONFIG_LUF_HOOKS=y) and a baseline with CONFIG_LUF_HOOKS=n (in
+# $LUF_OUT/nohooks), then boots them alternately, LUF_OVERHEAD_ROUNDS times
+# each (default 3).  Every boot runs scripts/guest/overhead.sh: the
+# luf_hotpath phases (page faults + frees, remote TLB flushes, page-cache
+# writes), LUF_OVERHEAD_RUNS times per state (default 3), the states of a
+# boot interleaved: "unloaded" (luf.ko not loaded) and "observe" (loaded
+# with observe=1 enabled=0 migrc_enabled=0) on the hooked kernel, "base" on
+# the baseline.  LUF_OVERHEAD_SECONDS: seconds per phase and run (default 3).
+# Prints per phase and state the median rate, and
+#   RESULT overhead-PHASE base=R unloaded=R observe=R unloaded_pct=X
+#          observe_pct=X spread_pct=S runs=N
+# where X is the median rate's change against base in percent (negative:
+# slower) and S the spread of the base runs ((max - min) / median, in
+# percent): a difference smaller than S is noise.  Not part of make check.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+rounds=${LUF_OVERHEAD_ROUNDS:-3}
+runs=${LUF_OVERHEAD_RUNS:-3}
+secs=${LUF_OVERHEAD_SECONDS:-3}
+for v in "$rounds" "$runs" "$secs"; do
+	case $v in ''|*[!0-9]*|0) die "LUF_OVERHEAD_ROUNDS/RUNS/SECONDS must be positive integers" ;; esac
+done
+
+# The hooked kernel and the guest's initramfs (overhead.sh and its
+# arguments in /luf/extra); luf.ko is loaded by overhead.sh only.
+build_guest --extra "$LUF_TOP/scripts/guest/overhead.sh" --args "$runs" "$secs" ||
+	die "$LUF_FAILED_STEP failed"
+[ -x "$LUF_OUT/bin/luf_hotpath" ] || die "no luf_hotpath: selftests/luf_hotpath.c did not build"
+
+# The baseline: same tree, patches and fragment, CONFIG_LUF_HOOKS=n; the
+# same initramfs (its luf.ko is never loaded there).
+base_out=$LUF_OUT/nohooks
+mkdir -p "$base_out"
+LUF_OUT=$base_out LUF_KCONFIG='# CONFIG_LUF_HOOKS is not set' "$LUF_TOP/scripts/kernel.sh" ||
+	die "baseline kernel (CONFIG_LUF_HOOKS=n) failed"
+cp "$LUF_OUT/initrd.gz" "$base_out/initrd.gz"
+
+all=$LUF_OUT/overhead.all
+: > "$all"
+boot() {	# boot OUT-DIR LABEL: one guest run, its measurements to $all
+	local out=$1 name=$2 logf
+	logf=$out/overhead-$name.log
+	log "boot $name ($(basename "$(cat "$out/kdir")"))"
+	LUF_OUT=$out LUF_LOG_NAME=overhead-$name LUF_CONSOLE=quiet \
+		"$LUF_TOP/scripts/qemu.sh" exec lufvm.exec=overhead.sh lufvm.nomod=1 || true
+	grep -q '^LUF-EXIT rc=0$' "$logf" || die "guest run $name failed, see $logf"
+	scan_kernel_log "$logf" || die "kernel log errors in $logf"
+	sed -n 's/^# luf-overhead: \(unloaded\|observe\|base\) /\1 /p' "$logf" >> "$all"
+}
+for r in $(seq "$rounds"); do
+	# alternate which kernel boots first
+	if [ $((r % 2)) = 1 ]; then
+		boot "$LUF_OUT" "hooks-$r"; boot "$base_out" "base-$r"
+	else
+		boot "$base_out" "base-$r"; boot "$LUF_OUT" "hooks-$r"
+	fi
+done
+
+# $all: STATE RUN PHASE RATE
+echo
+echo "Hook overhead ($LUF_ARCH, TCG, $rounds boots per kernel x $runs runs x ${secs}s per phase;"
+echo "rate = operations per second, median; spread = (max - min) / median of the base runs)"
+for ph in fault tlb write; do
+	awk -v ph="$ph" '
+	function median(st,   n, i, j, t, a) {
+		n = 0
+		for (i = 1; i <= cnt[st]; i++) a[++n] = v[st, i]
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		if (n == 0) return 0
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	$3 == ph { v[$1, ++cnt[$1]] = $4
+		if (!($1 in mn) || $4 < mn[$1]) mn[$1] = $4
+		if (!($1 in mx) || $4 > mx[$1]) mx[$1] = $4 }
+	END {
+		b = median("base"); u = median("unloaded"); o = median("observe")
+		if (!b || !u || !o) { print "no measurements for " ph > "/dev/stderr"; exit 1 }
+		printf "  %-6s base %12.1f  unloaded %12.1f (%+.2f%%)  observe %12.1f (%+.2f%%)  spread %.2f%%\n",
+			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, (mx["base"] - mn["base"]) / b * 100
+		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f unloaded_pct=%+.2f observe_pct=%+.2f spread_pct=%.2f runs=%d\n",
+			ph, b, u, o, (u / b - 1) * 100, (o / b - 1) * 100, (mx["base"] - mn["base"]) / b * 100, cnt["base"]
+	}' "$all"
+done

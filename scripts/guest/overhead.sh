@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench-overhead, guest side (/luf/extra/overhead.sh, POSIX sh for
+# busybox; booted with lufvm.nomod=1): runs luf_hotpath's phases RUNS times
+# in each state this kernel offers, the states interleaved:
+#   kernel with the hook patches (luf_hooks_register in kallsyms):
+#     unloaded  luf.ko not loaded (every hook a patched-out branch)
+#     observe   luf.ko loaded with observe=1 enabled=0 migrc_enabled=0
+#   kernel built with CONFIG_LUF_HOOKS=n:
+#     base
+# Arguments: RUNS SECONDS (per phase and run).  Prints per measurement
+#   # luf-overhead: STATE RUN PHASE OPS_PER_SEC
+# and exits non-zero if a measurement or a module load failed.
+
+RUNS=${1:-3}
+SECS=${2:-3}
+PHASES="fault tlb write"
+
+if grep -q ' luf_hooks_register$' /proc/kallsyms; then
+	STATES="unloaded observe"
+else
+	STATES="base"
+fi
+echo "# luf-overhead: kernel states: $STATES"
+# the write phase wants a page cache that is not tmpfs's own
+mkdir -p /tmp/ovh
+mount -t ext4 /dev/vda /tmp/ovh 2>/dev/null || echo "# luf-overhead: writes go to tmpfs"
+
+rc=0
+r=1
+while [ "$r" -le "$RUNS" ]; do
+	for st in $STATES; do
+		if [ "$st" = observe ]; then
+			modprobe luf observe=1 enabled=0 migrc_enabled=0 ||
+				{ echo "# luf-overhead: modprobe luf failed"; exit 1; }
+		fi
+		for ph in $PHASES; do
+			out=$(luf_hotpath "$ph" --seconds "$SECS" --dir /tmp/ovh) || rc=1
+			v=${out##*ops_per_sec=}
+			echo "# luf-overhead: $st $r $ph $v"
+		done
+		if [ "$st" = observe ]; then
+			modprobe -r luf || { echo "# luf-overhead: modprobe -r luf failed"; exit 1; }
+		fi
+	done
+	r=$((r + 1))
+done
+umount /tmp/ovh 2>/dev/null
+exit $rc

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_hotpath: a loop over one of the hot paths the LUF hooks sit on, for
+ * measuring what the hooks cost (make bench-overhead).  Not a test.
+ *
+ *   luf_hotpath fault --seconds S	fault in, then unmap 2 MiB of anonymous
+ *					memory: handle_mm_fault, page allocation
+ *					and freeing (write_fault, free_page)
+ *   luf_hotpath tlb --seconds S	a thread on CPU 1 keeps the mm live there;
+ *					CPU 0 maps, touches and unmaps 64 pages:
+ *					a full remote TLB flush per round
+ *					(flush_tlb_func: cpu_flush)
+ *   luf_hotpath write --seconds S [--dir D]
+ *					4 KiB pwrite()s over a 4 MiB file in D
+ *					(default /tmp): write_begin (file_change)
+ *
+ * Prints one line: "PHASE ops=N seconds=T ops_per_sec=R", where an op is a
+ * page faulted in, an unmap round or a write.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FAULT_BYTES	(2UL << 20)
+#define TLB_PAGES	64
+#define WRITE_BYTES	(4UL << 20)
+#define CHUNK		4096UL
+
+static int stop_spinner;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "luf_hotpath: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* a machine with one CPU still runs the loop, just without IPIs */
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Map @bytes of anonymous memory, write one word per page, unmap it */
+static unsigned long touch_unmap(size_t bytes)
+{
+	size_t off, page = sysconf(_SC_PAGESIZE);
+	char *p;
+
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	madvise(p, bytes, MADV_NOHUGEPAGE);
+	for (off = 0; off < bytes; off += page)
+		p[off] = 1;
+	if (munmap(p, bytes))
+		die("munmap");
+	return bytes / page;
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	pin(1);
+	while (!__atomic_load_n(&stop_spinner, __ATOMIC_RELAXED))
+		;
+	return NULL;
+}
+
+static unsigned long run(const char *phase, double secs, const char *dir)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	unsigned long ops = 0;
+	double end = now() + secs;
+	char path[4096], buf[CHUNK];
+	pthread_t th;
+	off_t off = 0;
+	int fd;
+
+	if (!strcmp(phase, "fault")) {
+		pin(0);
+		while (now() < end)
+			ops += touch_unmap(FAULT_BYTES);
+	} else if (!strcmp(phase, "tlb")) {
+		pin(0);
+		if (pthread_create(&th, NULL, spinner, NULL))
+			die("pthread_create");
+		while (now() < end) {
+			touch_unmap(TLB_PAGES * page);
+			ops++;
+		}
+		__atomic_store_n(&stop_spinner, 1, __ATOMIC_RELAXED);
+		pthread_join(th, NULL);
+	} else if (!strcmp(phase, "write")) {
+		pin(0);
+		snprintf(path, sizeof(path), "%s/luf_hotpath.XXXXXX", dir);
+		fd = mkstemp(path);
+		if (fd < 0)
+			die(path);
+		unlink(path);
+		memset(buf, 0x5a, sizeof(buf));
+		while (now() < end) {
+			if (pwrite(fd, buf, sizeof(buf), off) != sizeof(buf))
+				die("pwrite");
+			off = (off + CHUNK) % WRITE_BYTES;
+			ops++;
+		}
+		close(fd);
+	} else {
+		return -1UL;
+	}
+	return ops;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = "/tmp";
+	double secs = 3, t0;
+	unsigned long ops;
+	int i;
+
+	for (i = 2; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--seconds"))
+			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--dir"))
+			dir = argv[i + 1];
+		else
+			break;
+	}
+	if (argc < 2 || i != argc || secs <= 0) {
+		fprintf(stderr, "usage: %s fault|tlb|write --seconds S [--dir D]\n",
+			argv[0]);
+		return 2;
+	}
+	t0 = now();
+	ops = run(argv[1], secs, dir);
+	if (ops == -1UL) {
+		fprintf(stderr, "luf_hotpath: unknown phase '%s'\n", argv[1]);
+		return 2;
+	}
+	t0 = now() - t0;
+	printf("%s ops=%lu seconds=%.3f ops_per_sec=%.1f\n", argv[1], ops, t0,
+	       ops / t0);
+	return 0;
+}
