@@ -6,8 +6,9 @@
 # one (CONFIG_LUF_HOOKS=y) and a baseline with CONFIG_LUF_HOOKS=n (in
 # $LUF_OUT/nohooks), then boots them alternately, LUF_OVERHEAD_ROUNDS times
 # each (default 3).  Every boot runs scripts/guest/overhead.sh: the
-# luf_hotpath phases (page faults + frees, remote TLB flushes, page-cache
-# writes), LUF_OVERHEAD_RUNS times per state (default 3), the states of a
+# luf_hotpath phases (page faults + frees, COW faults after fork, remote
+# TLB flushes, page-cache writes), LUF_OVERHEAD_RUNS times per state
+# (default 3), the states of a
 # boot interleaved: "unloaded" (luf.ko not loaded) and "observe" (loaded
 # with observe=1 enabled=0 migrc_enabled=0) on the hooked kernel, "base" on
 # the baseline.  LUF_OVERHEAD_SECONDS: seconds per phase and run (default 3).
@@ -67,7 +68,7 @@ done
 echo
 echo "Hook overhead ($LUF_ARCH, TCG, $rounds boots per kernel x $runs runs x ${secs}s per phase;"
 echo "rate = operations per second, median; spread = (max - min) / median of the base runs)"
-for ph in fault tlb write; do
+for ph in fault cow tlb write; do
 	awk -v ph="$ph" '
 	function median(st,   n, i, j, t, a) {
 		n = 0

@@ -6,6 +6,9 @@
  *   luf_hotpath fault --seconds S	fault in, then unmap 2 MiB of anonymous
  *					memory: handle_mm_fault, page allocation
  *					and freeing (write_fault, free_page)
+ *   luf_hotpath cow --seconds S	fork a child that writes every page of
+ *					2 MiB the parent touched: copy-on-write
+ *					faults (write_fault), fork and exit
  *   luf_hotpath tlb --seconds S	a thread on CPU 1 keeps the mm live there;
  *					CPU 0 maps, touches and unmaps 64 pages:
  *					a full remote TLB flush per round
@@ -15,7 +18,7 @@
  *					(default /tmp): write_begin (file_change)
  *
  * Prints one line: "PHASE ops=N seconds=T ops_per_sec=R", where an op is a
- * page faulted in, an unmap round or a write.
+ * page faulted in or copied, an unmap round or a write.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,6 +82,26 @@ static unsigned long touch_unmap(size_t bytes)
 	return bytes / page;
 }
 
+/* Fork a child that writes one word per page of @p: COW faults; pages */
+static unsigned long cow_round(char *p, size_t bytes)
+{
+	size_t off, page = sysconf(_SC_PAGESIZE);
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		for (off = 0; off < bytes; off += page)
+			p[off] = 2;
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("child");
+	return bytes / page;
+}
+
 static void *spinner(void *arg)
 {
 	(void)arg;
@@ -101,6 +125,18 @@ static unsigned long run(const char *phase, double secs, const char *dir)
 		pin(0);
 		while (now() < end)
 			ops += touch_unmap(FAULT_BYTES);
+	} else if (!strcmp(phase, "cow")) {
+		char *p = mmap(NULL, FAULT_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		madvise(p, FAULT_BYTES, MADV_NOHUGEPAGE);
+		memset(p, 1, FAULT_BYTES);
+		pin(0);
+		while (now() < end)
+			ops += cow_round(p, FAULT_BYTES);
+		munmap(p, FAULT_BYTES);
 	} else if (!strcmp(phase, "tlb")) {
 		pin(0);
 		if (pthread_create(&th, NULL, spinner, NULL))
@@ -148,7 +184,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc < 2 || i != argc || secs <= 0) {
-		fprintf(stderr, "usage: %s fault|tlb|write --seconds S [--dir D]\n",
+		fprintf(stderr, "usage: %s fault|cow|tlb|write --seconds S [--dir D]\n",
 			argv[0]);
 		return 2;
 	}

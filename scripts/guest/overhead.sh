@@ -15,7 +15,7 @@
 
 RUNS=${1:-3}
 SECS=${2:-3}
-PHASES="fault tlb write"
+PHASES="fault cow tlb write"
 
 if grep -q ' luf_hooks_register$' /proc/kallsyms; then
 	STATES="unloaded observe"
