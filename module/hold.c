@@ -96,7 +96,14 @@ unsigned long luf_release(enum luf_cause cause)
 		}
 		list_del(&page->lru);
 		luf_pfn_forget(pfn);
-		luf_release_page(page, 0);
+		/*
+		 * Held at the top of free_pages_prepare() with refcount 0:
+		 * give it its reference back and drop it, which frees it
+		 * the way it was being freed (free_pages_prepare() again,
+		 * where the free_page hook now lets it go).
+		 */
+		set_page_count(page, 1);
+		__free_page(page);
 		freed++;
 	}
 	if (!list_empty(&keep)) {

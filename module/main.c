@@ -68,8 +68,17 @@ MODULE_PARM_DESC(debug_break,
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
 	struct tlbflush_unmap_batch *ro = &current->tlb_ubc_ro;
-	bool defer = luf_may_defer(ctx, reason);
+	bool defer;
 
+	/*
+	 * An unmap inside another TTU_LUF unmap of this task (an mmu
+	 * notifier of the outer walk allocated and reclaimed): the outer
+	 * folio's read-only entries are in @ro and must reach the outer
+	 * unmap_done, so the inner unmap does not defer (nor touch @ro).
+	 */
+	if (ro->flush_required)
+		return false;
+	defer = luf_may_defer(ctx, reason);
 	/* arm64: leave the per-page TLBIs out only when deferring */
 	luf_arch_set_lazy(ro, defer);
 	if (luf_knob(LUF_KNOB_OBSERVE))
