@@ -358,6 +358,7 @@ struct luf_rd {
  */
 int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
 		 const int *cpus, int n);
+/* Stop and join the readers; none run in a zeroed or stopped @c: a no-op */
 void luf_rd_stop(struct luf_rd *c);
 /*
  * Hold every reader at the start of its next pass, off the mapping, until

@@ -76,7 +76,6 @@ struct wl_state {
 	size_t anon_size;
 	size_t npages;			/* file and anonymous pages */
 	struct luf_rd rd;
-	bool readers_on;
 	uint64_t *pfn1, *pfn2;
 	void **pages;
 	int *nodes, *status;
@@ -255,9 +254,7 @@ static bool wl_done(const struct luf_run_opts *o, const struct luf_run_res *r,
 
 static void wl_cleanup(struct wl_state *s)
 {
-	if (s->readers_on)
-		luf_readers_stop(&s->rd);
-	s->readers_on = false;
+	luf_readers_stop(&s->rd);
 	if (s->anon)
 		munmap(s->anon, s->anon_size);
 	s->anon = NULL;
@@ -400,7 +397,6 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	if ((ret = luf_readers_start(&s.rd, s.f.map, hot, o->reader_cpus,
 				     o->nr_readers, o->reader_pause_us)))
 		WL_FAIL(ret, "cannot start readers: %s", strerror(-ret));
-	s.readers_on = true;
 
 	t0 = luf_now();
 	while (!wl_done(o, r, t0)) {
@@ -453,19 +449,15 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	}
 	r->elapsed = luf_now() - t0;
 	luf_readers_stop(&s.rd);
-	s.readers_on = false;
-	r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
-	r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
 	luf_sys_read(&after);
 	luf_sys_delta(&after, &before, &r->sys);
 	if (s.cg[0])
 		memcg_stat(s.cg, "pgsteal", &r->memcg_pgsteal);
 out:
-	if (s.readers_on) {
-		r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
-		r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
-	}
 	wl_cleanup(&s);
+	/* what the readers did until they stopped (nothing, never started) */
+	r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
+	r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
 	return ret;
 }
 
