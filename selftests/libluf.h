@@ -472,6 +472,11 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	    struct luf_run_res *r);
 /* Log the run result as "# <prefix>key=value" lines on stderr. */
 void luf_run_log(const char *prefix, const struct luf_run_res *r);
+/*
+ * What workload @kind did not do in the run @r (evict, reclaim, migrate
+ * or demote anything), or NULL if it did its work.
+ */
+const char *luf_wl_idle(enum luf_wl kind, const struct luf_run_res *r);
 
 /*
  * Diagnostics go to stderr, unbuffered: a test runs in a process that

@@ -35,6 +35,22 @@ const char *luf_wl_name(enum luf_wl kind)
 	return "?";
 }
 
+const char *luf_wl_idle(enum luf_wl kind, const struct luf_run_res *r)
+{
+	switch (kind) {
+	case LUF_WL_PAGEOUT:
+		return r->pages_evicted ? NULL : "MADV_PAGEOUT evicted nothing";
+	case LUF_WL_MEMCG:
+		return r->memcg_pgsteal ? NULL : "the memcg reclaimed nothing (memcg pgsteal is 0)";
+	case LUF_WL_MIGRATE:
+		return r->pages_migrated ? NULL : "move_pages moved nothing";
+	case LUF_WL_DEMOTE:
+		return r->sys.pgdemote ? NULL :
+		       "memory.reclaim demoted nothing (pgdemote_* unchanged)";
+	}
+	return "unknown workload";
+}
+
 static const int min_rounds[] = {
 	[LUF_WL_PAGEOUT] = 4,
 	[LUF_WL_MEMCG] = 1,
