@@ -419,8 +419,8 @@ struct luf_run_opts {
 	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
 	int node_a, node_b;		/* MIGRATE: start on a, move to b, back */
 	size_t migrate_chunk;		/* MIGRATE: pages per move_pages(2), 0: all */
-	size_t anon_size;		/* MIGRATE: bytes of read-only anonymous
-					 * memory after the file (needs swap) */
+	/* MIGRATE: bytes of read-only anonymous memory after the file (needs swap) */
+	size_t anon_size;
 	const char *tag;		/* file name tag */
 };
 
@@ -429,8 +429,8 @@ struct luf_run_res {
 	uint64_t pages_read;		/* reader progress */
 	uint64_t bad_words;		/* words that did not match the pattern */
 	uint64_t pageout_calls;
-	uint64_t pages_evicted;		/* mapped before MADV_PAGEOUT, gone or
-					 * replaced (new PFN: refaulted) after */
+	/* mapped before MADV_PAGEOUT, gone or replaced (new PFN: refaulted) after */
+	uint64_t pages_evicted;
 	uint64_t migrate_calls;
 	uint64_t pages_migrated;	/* pages that changed node as requested */
 	uint64_t migrate_failed;	/* pages still misplaced after retries */

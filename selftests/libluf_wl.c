@@ -338,15 +338,20 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	}
 	if (!sched_getaffinity(0, sizeof(s.saved_affinity), &s.saved_affinity))
 		s.affinity_saved = true;
-	if (o->initiator_cpu >= 0 && (ret = pin_to_cpu(o->initiator_cpu)))
-		WL_FAIL(ret, "cannot pin to CPU %d: %s", o->initiator_cpu, strerror(-ret));
+	if (o->initiator_cpu >= 0) {
+		ret = pin_to_cpu(o->initiator_cpu);
+		if (ret)
+			WL_FAIL(ret, "cannot pin to CPU %d: %s", o->initiator_cpu,
+				strerror(-ret));
+	}
 
 	if (kind == LUF_WL_DEMOTE) {
 		if (read_file(LUF_DEMOTION_KNOB, s.demotion_saved,
 			      sizeof(s.demotion_saved)) <= 0)
 			WL_FAIL(-EIO, "cannot read %s", LUF_DEMOTION_KNOB);
 		s.demotion_saved[strcspn(s.demotion_saved, "\n")] = '\0';
-		if ((ret = write_file_str(LUF_DEMOTION_KNOB, "1")))
+		ret = write_file_str(LUF_DEMOTION_KNOB, "1");
+		if (ret)
 			WL_FAIL(ret, "cannot enable demotion: %s", strerror(-ret));
 		s.demotion_changed = true;
 	}
@@ -357,34 +362,41 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 			snprintf(name, sizeof(name), "%s", o->memcg);
 		else
 			snprintf(name, sizeof(name), "luf-%s-%d", luf_wl_name(kind), getpid());
-		if ((ret = memcg_create(name, s.cg, sizeof(s.cg)))) {
+		ret = memcg_create(name, s.cg, sizeof(s.cg));
+		if (ret) {
 			s.cg[0] = '\0';
 			WL_FAIL(ret, "cannot create memcg %s: %s", name, strerror(-ret));
 		}
 		if (kind == LUF_WL_MEMCG) {
 			snprintf(buf, sizeof(buf), "%" PRIu64, o->memcg_max);
-			if ((ret = memcg_write(s.cg, "memory.max", buf)))
+			ret = memcg_write(s.cg, "memory.max", buf);
+			if (ret)
 				WL_FAIL(ret, "memory.max=%s: %s", buf, strerror(-ret));
 		}
 	}
 
-	if ((ret = luf_file_create(&s.f, o->dir, o->tag ? o->tag : luf_wl_name(kind),
-				   o->size)))
+	ret = luf_file_create(&s.f, o->dir, o->tag ? o->tag : luf_wl_name(kind),
+			      o->size);
+	if (ret)
 		WL_FAIL(ret, "cannot create a %zu byte file in %s: %s", o->size,
 			o->dir, strerror(-ret));
 	npages = s.npages = s.f.npages;
 	if (s.cg[0]) {
 		/* the pages must be charged to the memcg: fault them in there */
-		if ((ret = luf_file_evict(&s.f)))
+		ret = luf_file_evict(&s.f);
+		if (ret)
 			WL_FAIL(ret, "cannot drop the page cache of %s: %s", s.f.path,
 				strerror(-ret));
-		if ((ret = memcg_enter(s.cg)))
+		ret = memcg_enter(s.cg);
+		if (ret)
 			WL_FAIL(ret, "cannot enter %s: %s", s.cg, strerror(-ret));
 	}
-	if ((ret = luf_file_map(&s.f)))
+	ret = luf_file_map(&s.f);
+	if (ret)
 		WL_FAIL(ret, "cannot map %s: %s", s.f.path, strerror(-ret));
 	if (kind == LUF_WL_MIGRATE && o->anon_size) {
-		if ((ret = wl_anon_setup(&s, o->anon_size)))
+		ret = wl_anon_setup(&s, o->anon_size);
+		if (ret)
 			WL_FAIL(ret, "anonymous memory after the file: %s",
 				ret == -ENODEV ? "needs swap on" : strerror(-ret));
 		npages = s.npages = npages + o->anon_size / luf_page_size();
@@ -410,8 +422,9 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 
 	luf_sys_read(&before);
 	hot = o->hot_pages && o->hot_pages < npages ? o->hot_pages : npages;
-	if ((ret = luf_readers_start(&s.rd, s.f.map, hot, o->reader_cpus,
-				     o->nr_readers, o->reader_pause_us)))
+	ret = luf_readers_start(&s.rd, s.f.map, hot, o->reader_cpus,
+				o->nr_readers, o->reader_pause_us);
+	if (ret)
 		WL_FAIL(ret, "cannot start readers: %s", strerror(-ret));
 
 	t0 = luf_now();
@@ -426,11 +439,13 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 			 * out if its PFN is gone or different afterwards.
 			 */
 			r->bad_words += luf_file_touch(&s.f);
-			if ((err = luf_file_pfns(&s.f, s.pfn1)))
+			err = luf_file_pfns(&s.f, s.pfn1);
+			if (err)
 				WL_FAIL(err, "pagemap: %s", strerror(-err));
 			if (madvise((void *)s.f.map, s.f.size, MADV_PAGEOUT))
 				WL_FAIL(-errno, "MADV_PAGEOUT: %s", strerror(errno));
-			if ((err = luf_file_pfns(&s.f, s.pfn2)))
+			err = luf_file_pfns(&s.f, s.pfn2);
+			if (err)
 				WL_FAIL(err, "pagemap: %s", strerror(-err));
 			for (i = 0; i < npages; i++)
 				if (s.pfn1[i] && s.pfn2[i] != s.pfn1[i])
