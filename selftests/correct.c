@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/swap.h>
 #include <sys/wait.h>
 
 /* assertions for the tests of the program it is linked into */
@@ -83,18 +84,19 @@ void mark(const char *s)
 }
 
 /*
- * Write every page of every private writable mapping (and shared anonymous
- * ones) once: the test runs in a process forked from the harness, so its
- * data, heap and stack pages are copy-on-write, and a COW fault is a write
- * fault, which settles every deferred flush (and so would hide a broken
- * file_change flush).
+ * Grow the stack by 256 KiB and fault it in, then write every page of every
+ * private writable mapping (and shared anonymous ones) once: the test runs
+ * in a process forked from the harness, so its data, heap and stack pages
+ * are copy-on-write, and a COW fault is a write fault, which settles every
+ * deferred flush (and so would hide a broken file_change flush).
  */
-void cow_break_all(void)
+void prefault_all(void)
 {
 	char line[512], perms[8], path[256];
 	unsigned long lo, hi, p;
 	FILE *f;
 
+	luf_prefault_stack(256 << 10);
 	f = fopen("/proc/self/maps", "re");
 	if (!f)
 		return;
@@ -276,6 +278,38 @@ void make_deferred(struct __test_metadata *_metadata, enum how how,
 			TH_LOG("nothing held or pending after the unmap");
 		}
 	}
+}
+
+void open_window(struct __test_metadata *_metadata, struct rd_ctl *rd,
+		 void *map, size_t len, enum how how, struct luf_ev *before,
+		 struct luf_ev *after, bool need_held)
+{
+	int ret;
+
+	ret = rd_start(rd, map, len / 8);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+	make_deferred(_metadata, how, map, len, before, after, need_held);
+}
+
+void swap_on(struct __test_metadata *_metadata, bool *on)
+{
+	const char *dev = luf_path(LUF_SWAP_DEV);
+
+	if (!path_exists(LUF_SWAP_DEV))
+		SKIP(return, "no swap device %s", dev);
+	/* EBUSY: left on by a test whose teardown did not run */
+	ASSERT_TRUE(!swapon(dev, 0) || errno == EBUSY)
+		TH_LOG("swapon %s: %s", dev, strerror(errno));
+	*on = true;
+}
+
+void swap_off(struct __test_metadata *_metadata, bool *on)
+{
+	const char *dev = luf_path(LUF_SWAP_DEV);
+
+	if (*on && swapoff(dev))
+		TH_LOG("swapoff %s: %s", dev, strerror(errno));
+	*on = false;
 }
 
 /* ---- test files ------------------------------------------------------ */

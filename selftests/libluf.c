@@ -376,26 +376,27 @@ static int read_keyed(const char *path, const char *const *names, int n,
 	return hits;
 }
 
-int vmstat_read(const char *name, uint64_t *val)
+/* The value of key @name in @path (read_keyed()); -ENOENT if absent. */
+static int read_key(const char *path, const char *name, uint64_t *val,
+		    const char *sep)
 {
 	bool found = false;
 	int ret;
 
-	ret = read_keyed("/proc/vmstat", &name, 1, val, &found, " ");
+	ret = read_keyed(path, &name, 1, val, &found, sep);
 	if (ret < 0)
 		return ret;
 	return found ? 0 : -ENOENT;
 }
 
+int vmstat_read(const char *name, uint64_t *val)
+{
+	return read_key("/proc/vmstat", name, val, " ");
+}
+
 int meminfo_kb(const char *name, uint64_t *kb)
 {
-	bool found = false;
-	int ret;
-
-	ret = read_keyed("/proc/meminfo", &name, 1, kb, &found, ":");
-	if (ret < 0)
-		return ret;
-	return found ? 0 : -ENOENT;
+	return read_key("/proc/meminfo", name, kb, ":");
 }
 
 int zoneinfo_pcp_pages(uint64_t *pages)
@@ -631,14 +632,9 @@ int memcg_write(const char *cg, const char *file, const char *val)
 int memcg_stat(const char *cg, const char *key, uint64_t *val)
 {
 	char path[512];
-	bool found = false;
-	int ret;
 
 	snprintf(path, sizeof(path), "%s/memory.stat", cg);
-	ret = read_keyed(path, &key, 1, val, &found, " ");
-	if (ret < 0)
-		return ret;
-	return found ? 0 : -ENOENT;
+	return read_key(path, key, val, " ");
 }
 
 int memcg_enter(const char *cg)

@@ -358,6 +358,7 @@ struct luf_rd {
  */
 int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
 		 const int *cpus, int n);
+/* Stop and join the readers; none run in a zeroed or stopped @c: a no-op */
 void luf_rd_stop(struct luf_rd *c);
 /*
  * Hold every reader at the start of its next pass, off the mapping, until
@@ -418,8 +419,8 @@ struct luf_run_opts {
 	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
 	int node_a, node_b;		/* MIGRATE: start on a, move to b, back */
 	size_t migrate_chunk;		/* MIGRATE: pages per move_pages(2), 0: all */
-	size_t anon_size;		/* MIGRATE: bytes of read-only anonymous
-					 * memory after the file (needs swap) */
+	/* MIGRATE: bytes of read-only anonymous memory after the file (needs swap) */
+	size_t anon_size;
 	const char *tag;		/* file name tag */
 };
 
@@ -428,8 +429,8 @@ struct luf_run_res {
 	uint64_t pages_read;		/* reader progress */
 	uint64_t bad_words;		/* words that did not match the pattern */
 	uint64_t pageout_calls;
-	uint64_t pages_evicted;		/* mapped before MADV_PAGEOUT, gone or
-					 * replaced (new PFN: refaulted) after */
+	/* mapped before MADV_PAGEOUT, gone or replaced (new PFN: refaulted) after */
+	uint64_t pages_evicted;
 	uint64_t migrate_calls;
 	uint64_t pages_migrated;	/* pages that changed node as requested */
 	uint64_t migrate_failed;	/* pages still misplaced after retries */
@@ -471,6 +472,11 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	    struct luf_run_res *r);
 /* Log the run result as "# <prefix>key=value" lines on stderr. */
 void luf_run_log(const char *prefix, const struct luf_run_res *r);
+/*
+ * What workload @kind did not do in the run @r (evict, reclaim, migrate
+ * or demote anything), or NULL if it did its work.
+ */
+const char *luf_wl_idle(enum luf_wl kind, const struct luf_run_res *r);
 
 /*
  * Diagnostics go to stderr, unbuffered: a test runs in a process that

@@ -35,6 +35,22 @@ const char *luf_wl_name(enum luf_wl kind)
 	return "?";
 }
 
+const char *luf_wl_idle(enum luf_wl kind, const struct luf_run_res *r)
+{
+	switch (kind) {
+	case LUF_WL_PAGEOUT:
+		return r->pages_evicted ? NULL : "MADV_PAGEOUT evicted nothing";
+	case LUF_WL_MEMCG:
+		return r->memcg_pgsteal ? NULL : "the memcg reclaimed nothing (memcg pgsteal is 0)";
+	case LUF_WL_MIGRATE:
+		return r->pages_migrated ? NULL : "move_pages moved nothing";
+	case LUF_WL_DEMOTE:
+		return r->sys.pgdemote ? NULL :
+		       "memory.reclaim demoted nothing (pgdemote_* unchanged)";
+	}
+	return "unknown workload";
+}
+
 static const int min_rounds[] = {
 	[LUF_WL_PAGEOUT] = 4,
 	[LUF_WL_MEMCG] = 1,
@@ -76,7 +92,6 @@ struct wl_state {
 	size_t anon_size;
 	size_t npages;			/* file and anonymous pages */
 	struct luf_rd rd;
-	bool readers_on;
 	uint64_t *pfn1, *pfn2;
 	void **pages;
 	int *nodes, *status;
@@ -255,9 +270,7 @@ static bool wl_done(const struct luf_run_opts *o, const struct luf_run_res *r,
 
 static void wl_cleanup(struct wl_state *s)
 {
-	if (s->readers_on)
-		luf_readers_stop(&s->rd);
-	s->readers_on = false;
+	luf_readers_stop(&s->rd);
 	if (s->anon)
 		munmap(s->anon, s->anon_size);
 	s->anon = NULL;
@@ -325,15 +338,20 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	}
 	if (!sched_getaffinity(0, sizeof(s.saved_affinity), &s.saved_affinity))
 		s.affinity_saved = true;
-	if (o->initiator_cpu >= 0 && (ret = pin_to_cpu(o->initiator_cpu)))
-		WL_FAIL(ret, "cannot pin to CPU %d: %s", o->initiator_cpu, strerror(-ret));
+	if (o->initiator_cpu >= 0) {
+		ret = pin_to_cpu(o->initiator_cpu);
+		if (ret)
+			WL_FAIL(ret, "cannot pin to CPU %d: %s", o->initiator_cpu,
+				strerror(-ret));
+	}
 
 	if (kind == LUF_WL_DEMOTE) {
 		if (read_file(LUF_DEMOTION_KNOB, s.demotion_saved,
 			      sizeof(s.demotion_saved)) <= 0)
 			WL_FAIL(-EIO, "cannot read %s", LUF_DEMOTION_KNOB);
 		s.demotion_saved[strcspn(s.demotion_saved, "\n")] = '\0';
-		if ((ret = write_file_str(LUF_DEMOTION_KNOB, "1")))
+		ret = write_file_str(LUF_DEMOTION_KNOB, "1");
+		if (ret)
 			WL_FAIL(ret, "cannot enable demotion: %s", strerror(-ret));
 		s.demotion_changed = true;
 	}
@@ -344,34 +362,41 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 			snprintf(name, sizeof(name), "%s", o->memcg);
 		else
 			snprintf(name, sizeof(name), "luf-%s-%d", luf_wl_name(kind), getpid());
-		if ((ret = memcg_create(name, s.cg, sizeof(s.cg)))) {
+		ret = memcg_create(name, s.cg, sizeof(s.cg));
+		if (ret) {
 			s.cg[0] = '\0';
 			WL_FAIL(ret, "cannot create memcg %s: %s", name, strerror(-ret));
 		}
 		if (kind == LUF_WL_MEMCG) {
 			snprintf(buf, sizeof(buf), "%" PRIu64, o->memcg_max);
-			if ((ret = memcg_write(s.cg, "memory.max", buf)))
+			ret = memcg_write(s.cg, "memory.max", buf);
+			if (ret)
 				WL_FAIL(ret, "memory.max=%s: %s", buf, strerror(-ret));
 		}
 	}
 
-	if ((ret = luf_file_create(&s.f, o->dir, o->tag ? o->tag : luf_wl_name(kind),
-				   o->size)))
+	ret = luf_file_create(&s.f, o->dir, o->tag ? o->tag : luf_wl_name(kind),
+			      o->size);
+	if (ret)
 		WL_FAIL(ret, "cannot create a %zu byte file in %s: %s", o->size,
 			o->dir, strerror(-ret));
 	npages = s.npages = s.f.npages;
 	if (s.cg[0]) {
 		/* the pages must be charged to the memcg: fault them in there */
-		if ((ret = luf_file_evict(&s.f)))
+		ret = luf_file_evict(&s.f);
+		if (ret)
 			WL_FAIL(ret, "cannot drop the page cache of %s: %s", s.f.path,
 				strerror(-ret));
-		if ((ret = memcg_enter(s.cg)))
+		ret = memcg_enter(s.cg);
+		if (ret)
 			WL_FAIL(ret, "cannot enter %s: %s", s.cg, strerror(-ret));
 	}
-	if ((ret = luf_file_map(&s.f)))
+	ret = luf_file_map(&s.f);
+	if (ret)
 		WL_FAIL(ret, "cannot map %s: %s", s.f.path, strerror(-ret));
 	if (kind == LUF_WL_MIGRATE && o->anon_size) {
-		if ((ret = wl_anon_setup(&s, o->anon_size)))
+		ret = wl_anon_setup(&s, o->anon_size);
+		if (ret)
 			WL_FAIL(ret, "anonymous memory after the file: %s",
 				ret == -ENODEV ? "needs swap on" : strerror(-ret));
 		npages = s.npages = npages + o->anon_size / luf_page_size();
@@ -397,10 +422,10 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 
 	luf_sys_read(&before);
 	hot = o->hot_pages && o->hot_pages < npages ? o->hot_pages : npages;
-	if ((ret = luf_readers_start(&s.rd, s.f.map, hot, o->reader_cpus,
-				     o->nr_readers, o->reader_pause_us)))
+	ret = luf_readers_start(&s.rd, s.f.map, hot, o->reader_cpus,
+				o->nr_readers, o->reader_pause_us);
+	if (ret)
 		WL_FAIL(ret, "cannot start readers: %s", strerror(-ret));
-	s.readers_on = true;
 
 	t0 = luf_now();
 	while (!wl_done(o, r, t0)) {
@@ -414,11 +439,13 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 			 * out if its PFN is gone or different afterwards.
 			 */
 			r->bad_words += luf_file_touch(&s.f);
-			if ((err = luf_file_pfns(&s.f, s.pfn1)))
+			err = luf_file_pfns(&s.f, s.pfn1);
+			if (err)
 				WL_FAIL(err, "pagemap: %s", strerror(-err));
 			if (madvise((void *)s.f.map, s.f.size, MADV_PAGEOUT))
 				WL_FAIL(-errno, "MADV_PAGEOUT: %s", strerror(errno));
-			if ((err = luf_file_pfns(&s.f, s.pfn2)))
+			err = luf_file_pfns(&s.f, s.pfn2);
+			if (err)
 				WL_FAIL(err, "pagemap: %s", strerror(-err));
 			for (i = 0; i < npages; i++)
 				if (s.pfn1[i] && s.pfn2[i] != s.pfn1[i])
@@ -453,19 +480,15 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	}
 	r->elapsed = luf_now() - t0;
 	luf_readers_stop(&s.rd);
-	s.readers_on = false;
-	r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
-	r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
 	luf_sys_read(&after);
 	luf_sys_delta(&after, &before, &r->sys);
 	if (s.cg[0])
 		memcg_stat(s.cg, "pgsteal", &r->memcg_pgsteal);
 out:
-	if (s.readers_on) {
-		r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
-		r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
-	}
 	wl_cleanup(&s);
+	/* what the readers did until they stopped (nothing, never started) */
+	r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
+	r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
 	return ret;
 }
 

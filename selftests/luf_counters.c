@@ -30,15 +30,15 @@ struct measured {
 	struct luf_counters before, after, d;
 };
 
-/* Run @kind with @o and take counter snapshots around it. */
-static void measure(struct __test_metadata *_metadata, int ncpus,
-		    enum luf_wl kind, const struct luf_run_opts *o,
-		    struct measured *m)
+/*
+ * The end of a measured run of @kind (m->before was read, m->r run): the
+ * snapshot after it, the delta, and the invariants.
+ */
+static void measure_end(struct __test_metadata *_metadata, int ncpus,
+			enum luf_wl kind, struct measured *m)
 {
 	char why[256], prefix[32];
 
-	ASSERT_EQ(0, luf_counters_read_stable(&m->before));
-	luf_run_ok(_metadata, kind, o, &m->r);
 	ASSERT_EQ(0, luf_counters_read_stable(&m->after));
 	luf_counters_delta(&m->after, &m->before, &m->d);
 	snprintf(prefix, sizeof(prefix), "%s: delta ", luf_wl_name(kind));
@@ -49,6 +49,39 @@ static void measure(struct __test_metadata *_metadata, int ncpus,
 	ASSERT_TRUE(luf_counters_check(&m->d, ncpus, why, sizeof(why)))
 		TH_LOG("invariant broken over the run: %s", why);
 }
+
+/* Run @kind with @o and take counter snapshots around it. */
+static void measure(struct __test_metadata *_metadata, int ncpus,
+		    enum luf_wl kind, const struct luf_run_opts *o,
+		    struct measured *m)
+{
+	ASSERT_EQ(0, luf_counters_read_stable(&m->before));
+	luf_run_ok(_metadata, kind, o, &m->r);
+	measure_end(_metadata, ncpus, kind, m);
+}
+
+/* @o: @kind's defaults for a run of @min to @max rounds, however short */
+static void rounds_opts(struct luf_run_opts *o, enum luf_wl kind, int min,
+			int max)
+{
+	luf_run_opts_default(o, kind);
+	o->seconds = 0;
+	o->min_rounds = min;
+	o->max_rounds = max;
+}
+
+/*
+ * measure() workload @kind with its default options, which must do its
+ * work (LUF_RUN_DEFAULT()).
+ */
+#define MEASURE_DEFAULT(kind, m) do {					\
+	const enum luf_wl m_kind_ = (kind);				\
+	struct measured *m_ = (m);					\
+									\
+	ASSERT_EQ(0, luf_counters_read_stable(&m_->before));		\
+	LUF_RUN_DEFAULT(m_kind_, &m_->r);				\
+	measure_end(_metadata, self->ncpus, m_kind_, m_);		\
+} while (0)
 
 FIXTURE(counters) {
 	int ncpus;
@@ -80,10 +113,7 @@ TEST_F_TIMEOUT(counters, reset_on_load, 180)
 	struct measured m;
 
 	REQUIRE_DIR(LUF_EXT4_DIR);
-	luf_run_opts_default(&o, LUF_WL_PAGEOUT);
-	o.seconds = 0;
-	o.min_rounds = 1;
-	o.max_rounds = 2;
+	rounds_opts(&o, LUF_WL_PAGEOUT, 1, 2);
 	measure(_metadata, self->ncpus, LUF_WL_PAGEOUT, &o, &m);
 	ASSERT_GT(m.after.reclaim.unmaps, (uint64_t)0)
 		TH_LOG("nothing counted, so a reset would prove nothing");
@@ -98,28 +128,38 @@ TEST_F_TIMEOUT(counters, reset_on_load, 180)
 		TH_LOG("a freshly loaded module has nonzero counters");
 }
 
-static void assert_reclaim_moved(struct __test_metadata *_metadata,
-				 const struct measured *m)
+/* Side @d (delta) counted unmaps and flushed read-only-only rounds */
+static void assert_side_moved(struct __test_metadata *_metadata,
+			      const struct luf_side *d)
 {
-	const struct luf_side *d = &m->d.reclaim;
-
 	ASSERT_GT(d->unmaps, (uint64_t)0);
 	ASSERT_GT(d->ro_folios, (uint64_t)0);
 	ASSERT_GT(d->flush_rounds, (uint64_t)0);
 	ASSERT_GT(d->flush_rounds_ro_only, (uint64_t)0);
 	if (LUF_FLUSH_IPIS)
 		ASSERT_GT(d->flush_cpus, (uint64_t)0);
+}
+
+static void assert_reclaim_moved(struct __test_metadata *_metadata,
+				 const struct measured *m)
+{
+	assert_side_moved(_metadata, &m->d.reclaim);
 	luf_assert_remote_flushes(_metadata, &m->r);
+}
+
+/* Migrations for reason @why were counted (delta) */
+static void assert_reason_moved(struct __test_metadata *_metadata,
+				const struct measured *m, enum luf_reason why)
+{
+	ASSERT_GT(m->d.reason_unmaps[why], (uint64_t)0) TH_LOG("%s", luf_reason_names[why]);
+	ASSERT_GT(m->d.reason_ro_folios[why], (uint64_t)0) TH_LOG("%s", luf_reason_names[why]);
 }
 
 TEST_F_TIMEOUT(counters, reclaim_pageout, 240)
 {
-	struct luf_run_opts o;
 	struct measured m;
 
-	LUF_WL_DEFAULTS(LUF_WL_PAGEOUT, &o);
-	measure(_metadata, self->ncpus, LUF_WL_PAGEOUT, &o, &m);
-	ASSERT_GT(m.r.pages_evicted, (uint64_t)0) TH_LOG("MADV_PAGEOUT evicted nothing");
+	MEASURE_DEFAULT(LUF_WL_PAGEOUT, &m);
 	assert_reclaim_moved(_metadata, &m);
 	/*
 	 * Every page MADV_PAGEOUT evicted was mapped only by our read-only
@@ -133,45 +173,28 @@ TEST_F_TIMEOUT(counters, reclaim_pageout, 240)
 
 TEST_F_TIMEOUT(counters, reclaim_memcg, 240)
 {
-	struct luf_run_opts o;
 	struct measured m;
 
-	LUF_WL_DEFAULTS(LUF_WL_MEMCG, &o);
-	measure(_metadata, self->ncpus, LUF_WL_MEMCG, &o, &m);
-	ASSERT_GT(m.r.memcg_pgsteal, (uint64_t)0) TH_LOG("the memcg reclaimed nothing");
+	MEASURE_DEFAULT(LUF_WL_MEMCG, &m);
 	assert_reclaim_moved(_metadata, &m);
 }
 
 TEST_F_TIMEOUT(counters, migrate_move_pages, 240)
 {
-	struct luf_run_opts o;
 	struct measured m;
 
-	LUF_WL_DEFAULTS(LUF_WL_MIGRATE, &o);
-	measure(_metadata, self->ncpus, LUF_WL_MIGRATE, &o, &m);
-	ASSERT_GT(m.r.pages_migrated, (uint64_t)0) TH_LOG("move_pages moved nothing");
-	ASSERT_GT(m.d.migrate.unmaps, (uint64_t)0);
-	ASSERT_GT(m.d.migrate.ro_folios, (uint64_t)0);
-	ASSERT_GT(m.d.reason_unmaps[LUF_R_SYSCALL], (uint64_t)0);
-	ASSERT_GT(m.d.reason_ro_folios[LUF_R_SYSCALL], (uint64_t)0);
-	ASSERT_GT(m.d.migrate.flush_rounds, (uint64_t)0);
-	ASSERT_GT(m.d.migrate.flush_rounds_ro_only, (uint64_t)0);
-	if (LUF_FLUSH_IPIS)
-		ASSERT_GT(m.d.migrate.flush_cpus, (uint64_t)0);
+	MEASURE_DEFAULT(LUF_WL_MIGRATE, &m);
+	assert_side_moved(_metadata, &m.d.migrate);
+	assert_reason_moved(_metadata, &m, LUF_R_SYSCALL);
 	/* sums over reasons == totals is part of luf_counters_check() */
 }
 
 TEST_F_TIMEOUT(counters, demotion, 240)
 {
-	struct luf_run_opts o;
 	struct measured m;
 
-	LUF_WL_DEFAULTS(LUF_WL_DEMOTE, &o);
-	measure(_metadata, self->ncpus, LUF_WL_DEMOTE, &o, &m);
-	ASSERT_GT(m.r.sys.pgdemote, (uint64_t)0)
-		TH_LOG("memory.reclaim demoted nothing (pgdemote_* unchanged)");
-	ASSERT_GT(m.d.reason_unmaps[LUF_R_DEMOTION], (uint64_t)0);
-	ASSERT_GT(m.d.reason_ro_folios[LUF_R_DEMOTION], (uint64_t)0);
+	MEASURE_DEFAULT(LUF_WL_DEMOTE, &m);
+	assert_reason_moved(_metadata, &m, LUF_R_DEMOTION);
 }
 
 TEST_F_TIMEOUT(counters, observe_off, 240)
@@ -181,7 +204,6 @@ TEST_F_TIMEOUT(counters, observe_off, 240)
 	struct luf_run_res r;
 	struct measured m;
 	uint64_t v;
-	int ret;
 
 	REQUIRE_DIR(LUF_EXT4_DIR);
 	ASSERT_EQ(0, luf_knob_write("observe", "0"));
@@ -189,24 +211,13 @@ TEST_F_TIMEOUT(counters, observe_off, 240)
 	ASSERT_EQ((uint64_t)0, v);
 
 	ASSERT_EQ(0, luf_counters_read_stable(&before));
-	luf_run_opts_default(&o, LUF_WL_PAGEOUT);
-	o.seconds = 0;
-	o.max_rounds = 3;
-	ret = luf_run(LUF_WL_PAGEOUT, &o, &r);
-	luf_run_log("pageout, observe=0: ", &r);
-	ASSERT_EQ(0, ret) TH_LOG("%s", r.err);
-	ASSERT_GT(r.pages_evicted, (uint64_t)0) TH_LOG("MADV_PAGEOUT evicted nothing");
+	rounds_opts(&o, LUF_WL_PAGEOUT, 3, 3);
+	luf_run_worked(_metadata, LUF_WL_PAGEOUT, &o, &r);
 	luf_assert_remote_flushes(_metadata, &r);
 
 	if (path_exists(LUF_TMP_DIR) && numa_node_has_memory(1)) {
-		luf_run_opts_default(&o, LUF_WL_MIGRATE);
-		o.seconds = 0;
-		o.min_rounds = 4;
-		o.max_rounds = 4;
-		ret = luf_run(LUF_WL_MIGRATE, &o, &r);
-		luf_run_log("migrate, observe=0: ", &r);
-		ASSERT_EQ(0, ret) TH_LOG("%s", r.err);
-		ASSERT_GT(r.pages_migrated, (uint64_t)0) TH_LOG("move_pages moved nothing");
+		rounds_opts(&o, LUF_WL_MIGRATE, 4, 4);
+		luf_run_worked(_metadata, LUF_WL_MIGRATE, &o, &r);
 	}
 
 	ASSERT_EQ(0, luf_counters_read_stable(&after));
@@ -221,10 +232,7 @@ TEST_F_TIMEOUT(counters, observe_off, 240)
 
 	/* and the switch works the other way */
 	ASSERT_EQ(0, luf_knob_write("observe", "1\n"));
-	luf_run_opts_default(&o, LUF_WL_PAGEOUT);
-	o.seconds = 0;
-	o.max_rounds = 2;
-	o.min_rounds = 1;
+	rounds_opts(&o, LUF_WL_PAGEOUT, 1, 2);
 	measure(_metadata, self->ncpus, LUF_WL_PAGEOUT, &o, &m);
 	ASSERT_GT(m.d.reclaim.unmaps, (uint64_t)0) TH_LOG("observe=1 again counts nothing");
 	ASSERT_GT(m.d.reclaim.ro_folios, (uint64_t)0);

@@ -163,6 +163,34 @@ static inline void luf_run_ok(struct __test_metadata *_metadata,
 }
 
 /*
+ * luf_run_ok(), and the workload did its work: evicted, reclaimed,
+ * migrated or demoted something (luf_wl_idle()).
+ */
+static inline void luf_run_worked(struct __test_metadata *_metadata,
+				  enum luf_wl kind,
+				  const struct luf_run_opts *o,
+				  struct luf_run_res *r)
+{
+	const char *idle;
+
+	luf_run_ok(_metadata, kind, o, r);
+	idle = luf_wl_idle(kind, r);
+	ASSERT_EQ(NULL, idle) TH_LOG("%s", idle);
+}
+
+/*
+ * luf_run_worked() of workload @kind with its default options into @r;
+ * SKIP unless this machine can run it.
+ */
+#define LUF_RUN_DEFAULT(kind, r) do {					\
+	const enum luf_wl run_kind_ = (kind);				\
+	struct luf_run_opts run_opts_;					\
+									\
+	LUF_WL_DEFAULTS(run_kind_, &run_opts_);				\
+	luf_run_worked(_metadata, run_kind_, &run_opts_, r);		\
+} while (0)
+
+/*
  * x86 flushes remote TLBs with IPIs, counted in /proc/vmstat with
  * CONFIG_DEBUG_TLBFLUSH; arm64 broadcasts TLBIs, interrupts no CPU and
  * counts nothing there.

@@ -382,7 +382,6 @@ FIXTURE(unmap) {
 	void *resv;		/* PROT_NONE reservation holding the mapping */
 	size_t resv_len;
 	struct luf_rd rd;
-	bool readers;
 	char numa_saved[16];
 };
 
@@ -398,16 +397,13 @@ FIXTURE_SETUP(unmap)
 	memset(&self->f, 0, sizeof(self->f));
 	self->f.fd = -1;
 	self->resv = NULL;
-	self->readers = false;
 	self->numa_saved[0] = '\0';
 	nt_setup(_metadata);
 }
 
 FIXTURE_TEARDOWN(unmap)
 {
-	if (self->readers)
-		luf_readers_stop(&self->rd);
-	self->readers = false;
+	luf_readers_stop(&self->rd);
 	if (self->resv)
 		munmap(self->resv, self->resv_len);
 	self->resv = NULL;
@@ -482,7 +478,6 @@ TEST_F_TIMEOUT(unmap, reported_while_held, 120)
 	numa_balancing_off(self);
 	ret = luf_readers_start(&self->rd, self->f.map, self->f.npages, cpus, 1, 0);
 	ASSERT_EQ(0, ret) TH_LOG("reader: %s", strerror(-ret));
-	self->readers = true;
 	/* what the window writes, written once now (no write fault in it) */
 	memset(&rec0, 0, sizeof(rec0));
 	memset(&rec1, 0, sizeof(rec1));
@@ -512,7 +507,6 @@ TEST_F_TIMEOUT(unmap, reported_while_held, 120)
 	/* end of the window */
 
 	luf_readers_stop(&self->rd);
-	self->readers = false;
 	luf_ev_log("before the unmap", &e0);
 	luf_ev_log("after the unmap", &e1);
 	luf_ev_log("after reading the records", &e2);

@@ -265,7 +265,6 @@ static int move_all(const char *map, size_t n, int node, int *status,
 FIXTURE(offline) {
 	struct luf_file f;
 	struct luf_rd rd;
-	bool readers;
 	uint64_t *pfn0, *pfn1;
 	int *status;
 	char *ballast;
@@ -286,7 +285,6 @@ FIXTURE_SETUP(offline)
 {
 	memset(&self->f, 0, sizeof(self->f));
 	self->f.fd = -1;
-	self->readers = false;
 	self->offlined = -1;
 	self->pfn0 = self->pfn1 = NULL;
 	self->status = NULL;
@@ -327,7 +325,7 @@ FIXTURE_TEARDOWN_PARENT(offline)
 	bool mine = getpid() == self->pid;
 	double took;
 
-	if (mine && self->readers)
+	if (mine)
 		luf_readers_stop(&self->rd);
 	if (self->offlined >= 0 && !block_online(self->offlined))
 		block_set_state(self->offlined, "online", 60, &took);
@@ -445,7 +443,6 @@ static void make_held(struct __test_metadata *_metadata,
 				    "enabled", "1"));
 	ret = luf_readers_start(&self->rd, f->map, HOT_PAGES, cpus, NREADERS, 0);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
-	self->readers = true;
 
 	ASSERT_EQ(0, luf_file_pfns(f, self->pfn0));
 	ASSERT_EQ(0, luf_ev_read(e0));
@@ -460,7 +457,6 @@ static void make_held(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, luf_ev_read(e1));
 	ASSERT_EQ(0, luf_file_pfns(f, self->pfn1));
 	luf_readers_stop(&self->rd);
-	self->readers = false;
 	ASSERT_EQ((uint64_t)0, luf_rd_count(&self->rd, LUF_RD_CORRUPT))
 		TH_LOG("the readers saw words that are not the file's content");
 	luf_ev_log("before the unmap", e0);

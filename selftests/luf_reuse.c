@@ -99,24 +99,15 @@ FIXTURE_VARIANT(reuse) {
 };
 
 FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = 1, .dir = LUF_EXT4_DIR };
-FIXTURE_VARIANT_ADD(reuse, ext4_migrate) {
-	.brk = 1, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION,
-};
-FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) {
-	.brk = 1, .dir = LUF_TMP_DIR, .how = BY_MIGRATION,
-};
+FIXTURE_VARIANT_ADD(reuse, ext4_migrate) { .brk = 1, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) { .brk = 1, .dir = LUF_TMP_DIR, .how = BY_MIGRATION };
 /*
  * Demotion needs a lower memory tier: the x86 guest's node 1 (HMAT); an
  * arm64 device-tree boot has none, so there the test skips, and it is no
  * test of broken mode 1 there.
  */
-#ifdef __aarch64__
-#define DEMOTE_BRK	0
-#else
-#define DEMOTE_BRK	1
-#endif
 FIXTURE_VARIANT_ADD(reuse, ext4_demote) {
-	.brk = DEMOTE_BRK, .dir = LUF_EXT4_DIR, .how = BY_DEMOTION,
+	.brk = BRK_X86(1), .dir = LUF_EXT4_DIR, .how = BY_DEMOTION,
 };
 
 #define POISON_LEN	(64UL << 20)
@@ -167,20 +158,16 @@ static void reuse_once(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, self->o.rd);
 	self->o.rd->mode = RD_CONTENT;
 	self->o.rd->old_gen = self->o.rd->new_gen = gen;
-	luf_prefault_stack(256 << 10);
-	cow_break_all();
-	/* after cow_break_all(): it must stay unpopulated until the release */
+	prefault_all();
+	/* after prefault_all(): it must stay unpopulated until the release */
 	p = mmap(NULL, POISON_LEN, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	self->poison = p;
 	/* order-0 pages from the pcp lists, not THPs from the buddy */
 	ASSERT_EQ(0, madvise(p, POISON_LEN, MADV_NOHUGEPAGE));
-	ret = rd_start(self->o.rd, self->o.map, NPAGES * ps / 8);
-	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
-
-	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
-		      true);
+	open_window(_metadata, self->o.rd, self->o.map, self->o.f.size,
+		    variant->how, &e0, &e1, true);
 	/* from CPU 0: everything held goes to CPU 0's pcp lists at once */
 	ASSERT_EQ(0, luf_knob_write(knob, "0"));
 	for (; p < self->poison + POISON_LEN / 8; p++)
@@ -195,8 +182,7 @@ static void reuse_once(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(reuse, release_then_alloc, 300)
 {
-	RUN_ATTEMPTS(reuse_once, s.corrupt + s.stale,
-		     "reader read reused memory");
+	RUN_ATTEMPTS(reuse_once, "reader read reused memory");
 }
 
 /* ---- b. reclaim then write ----------------------------------------- */
@@ -690,8 +676,7 @@ static void steal_try(struct __test_metadata *_metadata,
 		  fcntl(d->hold[1], F_SETPIPE_SZ, (int)STEAL_PIPE_SZ));
 	ASSERT_LE((ssize_t)STEAL_PIPE_SZ,
 		  fcntl(d->reply[1], F_SETPIPE_SZ, (int)STEAL_PIPE_SZ));
-	luf_prefault_stack(256 << 10);
-	cow_break_all();
+	prefault_all();
 	steal_mount(_metadata, self);
 
 	/* the ext4 page-cache pages into the hold pipe, in file order */
@@ -789,8 +774,7 @@ static void steal_once(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(steal, splice_move_then_write, 300)
 {
-	RUN_ATTEMPTS(steal_once, s.corrupt + s.stale,
-		     "reader of the ext4 file read the FUSE file's write");
+	RUN_ATTEMPTS(steal_once, "reader of the ext4 file read the FUSE file's write");
 }
 
 static const char *const wrap_tests[] = { "-f", "reuse", NULL };

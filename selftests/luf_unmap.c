@@ -52,12 +52,8 @@ FIXTURE_VARIANT(unmap) {
 
 FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
 FIXTURE_VARIANT_ADD(unmap, munmap) { .brk = 0, .munmap = true };
-FIXTURE_VARIANT_ADD(unmap, mprotect_migrate) {
-	.brk = 0, .munmap = false, .how = BY_MIGRATION,
-};
-FIXTURE_VARIANT_ADD(unmap, munmap_migrate) {
-	.brk = 0, .munmap = true, .how = BY_MIGRATION,
-};
+FIXTURE_VARIANT_ADD(unmap, mprotect_migrate) { .brk = 0, .munmap = false, .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(unmap, munmap_migrate) { .brk = 0, .munmap = true, .how = BY_MIGRATION };
 
 FIXTURE_SETUP(unmap)
 {
@@ -96,13 +92,9 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 		rd->flo = 0;
 		rd->fhi = words;
 	}
-	luf_prefault_stack(256 << 10);
-	cow_break_all();
-	ret = rd_start(rd, self->o.map, words);
-	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
-
-	make_deferred(_metadata, variant->how, self->o.map, self->o.f.size, &e0, &e1,
-		      false);
+	prefault_all();
+	open_window(_metadata, rd, self->o.map, self->o.f.size, variant->how,
+		    &e0, &e1, false);
 	if (variant->munmap)
 		ret = munmap((char *)self->o.map + 4 * ps, 8 * ps);
 	else
