@@ -7,6 +7,8 @@
 #                    for x86_64 and arm64, one combined verdict; LUF_ARCH=x86_64
 #                    (or arm64) make check: that one only
 #   make demo        the shootdown demo (scripts/demo.sh)
+#   make bench       the benchmarks, LUF off vs on (scripts/bench.sh; not part
+#                    of make check); LUF_SMP="4 8 16": a vCPU sweep
 #   make shell       build, then an interactive guest shell
 #   make run CMD='cmd args'   run any host command line in the guest (the
 #                    host's root read-only over 9p, luf.ko loaded); exits
@@ -30,7 +32,7 @@ KARGS := $(shell bash -c '. scripts/arch/$(LUF_ARCH) && echo ARCH=$$ARCH_KERNEL 
 # CMD goes through the environment: quotes in it reach run.sh unchanged.
 export LUF_RUN_CMD := $(value CMD)
 
-.PHONY: all modules clean check demo shell run kernel
+.PHONY: all modules clean check demo bench shell run kernel
 
 all: modules
 
@@ -51,6 +53,9 @@ check:
 
 demo:
 	scripts/demo.sh
+
+bench:
+	LUF_SMP="$(LUF_SMP)" scripts/bench.sh
 
 shell:
 	scripts/run.sh --shell

@@ -37,7 +37,7 @@
 #define LUF_TMP_DIR		"/mnt/tmp"	/* tmpfs */
 #define LUF_SWAP_DEV		"/dev/zram0"	/* init: mkswap, no swapon */
 
-#define LUF_MAX_READERS		8
+#define LUF_MAX_READERS		16
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))

@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: the benchmarks, each LUF off vs on in one boot; not part of
+# make check.  Prints tables and RESULT lines (also in $LUF_OUT/bench.results).
+#  1. scripts/guest/bench.sh (lufvm.mode=bench) once per vCPU count in
+#     LUF_SMP (default 4): the reclaim, MIGRC and (x86) demotion benchmarks
+#     in LUF_BENCH_PAIRS interleaved off/on pairs (default 5; 2 in a sweep),
+#     readers on every vCPU but CPU 0.  With more than one count (a sweep,
+#     e.g. LUF_SMP="4 8 16") only reclaim and MIGRC run, every RESULT line
+#     says vcpus=N, and gnuplot charts reduction and reader progress against
+#     vCPUs in $LUF_OUT/bench-smp.png.
+#  2. scripts/bench-sqlite.sh (x86_64; LUF_BENCH_SQLITE=0 leaves it out):
+#     sqlite3 from Debian, three processes running read-only queries over a
+#     memory-mapped database twice their memcg's memory.max.
+# Environment: LUF_SMP, LUF_BENCH_PAIRS, LUF_BENCH_LIST (comma list of
+# reclaim, migrc, migrc-demote), LUF_BENCH_RECLAIM_ROUNDS (default 8),
+# LUF_BENCH_MIGRC_ROUNDS (default 4), LUF_TIMEOUT, LUF_CONSOLE.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+smps=${LUF_SMP:-4}
+nsmp=$(wc -w <<<"$smps")
+for n in $smps; do
+	[[ $n =~ ^[0-9]+$ && $n -ge 2 && $n -le 16 ]] ||
+		die "LUF_SMP=\"$smps\": vCPU counts from 2 to 16"
+done
+if [ "$nsmp" -gt 1 ]; then
+	pairs=${LUF_BENCH_PAIRS:-2}
+	list=${LUF_BENCH_LIST:-reclaim,migrc}
+	[ "$LUF_ARCH" = x86_64 ] || die "LUF_SMP sweep: x86_64 only (arm64 virt's GICv2 takes 8 vCPUs at most, and arm64 sends no IPIs to count)"
+else
+	pairs=${LUF_BENCH_PAIRS:-5}
+	list=${LUF_BENCH_LIST:-reclaim,migrc,migrc-demote}
+fi
+[[ $pairs =~ ^[1-9][0-9]*$ ]] || die "LUF_BENCH_PAIRS=$pairs: a positive number"
+rr=${LUF_BENCH_RECLAIM_ROUNDS:-8}
+mr=${LUF_BENCH_MIGRC_ROUNDS:-4}
+
+build_guest || die "$LUF_FAILED_STEP failed"
+[ -x "$LUF_OUT/bin/luf_workload" ] ||
+	die "no luf_workload: selftests/luf_workload.c is missing or did not build"
+results=$LUF_OUT/bench.results
+: > "$results"
+bad=0
+for n in $smps; do
+	logname=bench-smp$n
+	log "benchmarks at $n vCPUs: $list, $pairs off/on pairs (log $LUF_OUT/$logname.log)"
+	LUF_VCPUS=$n LUF_LOG_NAME=$logname LUF_CONSOLE=${LUF_CONSOLE:-progress} \
+		"$LUF_TOP/scripts/qemu.sh" bench "lufvm.bench_pairs=$pairs" \
+		"lufvm.bench_list=$list" "lufvm.bench_reclaim_rounds=$rr" \
+		"lufvm.bench_migrc_rounds=$mr" || true
+	glog=$LUF_OUT/$logname.log
+	grep -q '^LUF-DONE$' "$glog" || { log "guest did not finish (no LUF-DONE): see $glog"; bad=1; }
+	if ! scan_kernel_log "$glog"; then
+		log "kernel log errors (above), see $glog"
+		bad=1
+	fi
+	grep '^# luf-bench: error' "$glog" >&2 && bad=1
+	echo
+	sed -n '/^# luf-bench-table-begin$/,/^# luf-bench-table-end$/p' "$glog" | sed '1d;$d'
+	grep '^RESULT ' "$glog" | tee -a "$results" || { log "no RESULT lines in $glog"; bad=1; }
+done
+
+if [ "$nsmp" -gt 1 ]; then
+	need_pkgs gnuplot-nox
+	dat=$LUF_OUT/bench-smp.dat
+	# vcpus, reclaim reduction, reclaim reads ratio, migrc reduction, migrc reads ratio
+	awk '$1 == "RESULT" {
+		for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		red[$2, v["vcpus"]] = v["reduction_pct"]; rd[$2, v["vcpus"]] = v["reads_ratio"]
+		un[$2, v["vcpus"]] = v["unmap_ratio"]; seen[v["vcpus"]] = 1
+	}
+	END {
+		print "# vcpus reclaim_reduction_pct reclaim_reads_ratio reclaim_unmap_ratio migrc_reduction_pct migrc_reads_ratio migrc_unmap_ratio"
+		for (c = 2; c <= 64; c++) if (c in seen)
+			print c, red["reclaim", c] + 0, rd["reclaim", c] + 0, un["reclaim", c] + 0,
+			      red["migrc", c] + 0, rd["migrc", c] + 0, un["migrc", c] + 0
+	}' "$results" > "$dat"
+	png=$LUF_OUT/bench-smp.png
+	gnuplot <<EOG || { log "gnuplot failed"; bad=1; }
+set terminal png size 1000,450
+set output '$png'
+set multiplot layout 1,2 title 'LUF off vs on by vCPU count (x86_64 TCG, readers on all vCPUs but one; $pairs pairs, medians)'
+set xlabel 'vCPUs'
+set xtics ($(tr ' ' '\n' <<<"$smps" | grep . | paste -sd, -))
+set key bottom right
+set ylabel 'reduction (%), per 1000 pages unmapped'
+set yrange [*:100]
+plot '$dat' using 1:2 with linespoints lw 2 title 'reclaim: TLB IRQs', \
+     '$dat' using 1:5 with linespoints lw 2 title 'MIGRC: nr\_tlb\_remote\_flush'
+set ylabel 'LUF on / LUF off'
+set yrange [0:*]
+plot '$dat' using 1:3 with linespoints lw 2 title 'reclaim: reader pages/s', \
+     '$dat' using 1:4 with linespoints lw 2 title 'reclaim: pages reclaimed/s', \
+     '$dat' using 1:6 with linespoints lw 2 title 'MIGRC: reader pages/s', \
+     '$dat' using 1:7 with linespoints lw 2 title 'MIGRC: pages migrated/s', \
+     1 with lines dt 2 lc rgb 'gray' notitle
+unset multiplot
+EOG
+	[ -s "$png" ] && log "chart: $png (data $dat)"
+fi
+
+if [ "$LUF_ARCH" = x86_64 ] && [ "${LUF_BENCH_SQLITE:-1}" = 1 ]; then
+	"$LUF_TOP/scripts/bench-sqlite.sh" | tee "$LUF_OUT/bench-sqlite.out" || bad=1
+	grep '^RESULT ' "$LUF_OUT/bench-sqlite.out" >> "$results" || { log "no RESULT line from sqlite"; bad=1; }
+fi
+
+echo
+log "RESULT lines (also in $results):"
+cat "$results"
+exit $bad
