@@ -14,7 +14,7 @@
 #     sqlite3 from Debian, three processes running read-only queries over a
 #     memory-mapped database twice their memcg's memory.max.
 # Environment: LUF_SMP, LUF_BENCH_PAIRS, LUF_BENCH_LIST (comma list of
-# reclaim, migrc, migrc-demote), LUF_BENCH_RECLAIM_ROUNDS (default 8),
+# reclaim, migrc, migrc-demote), LUF_BENCH_RECLAIM_ROUNDS (default 24),
 # LUF_BENCH_MIGRC_ROUNDS (default 4), LUF_TIMEOUT, LUF_CONSOLE.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -35,7 +35,7 @@ else
 	list=${LUF_BENCH_LIST:-reclaim,migrc,migrc-demote}
 fi
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || die "LUF_BENCH_PAIRS=$pairs: a positive number"
-rr=${LUF_BENCH_RECLAIM_ROUNDS:-8}
+rr=${LUF_BENCH_RECLAIM_ROUNDS:-24}
 mr=${LUF_BENCH_MIGRC_ROUNDS:-4}
 
 build_guest || die "$LUF_FAILED_STEP failed"

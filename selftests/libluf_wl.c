@@ -455,6 +455,7 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	luf_readers_stop(&s.rd);
 	s.readers_on = false;
 	r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
+	r->readers_active = luf_rd_active_s(&s.rd);
 	r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
 	luf_sys_read(&after);
 	luf_sys_delta(&after, &before, &r->sys);

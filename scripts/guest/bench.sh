@@ -42,13 +42,19 @@
 #     unmapped_off=N unmapped_on=N                (pages reclaimed/migrated/demoted)
 #     unmap_per_s_off=X unmap_per_s_on=X unmap_ratio=X unmap_ratio_range=MIN..MAX
 #     reads_off=X reads_on=X reads_ratio=X reads_ratio_range=MIN..MAX
+#     reads_active_off=X reads_active_on=X reads_active_ratio=X
+#     reads_active_ratio_range=MIN..MAX readers_share_off=X readers_share_on=X
 # Counts and rates are medians over the pairs; a ratio (on/off) and a
 # reduction are the median of the per-pair values, with their range.
-# reads are reader pages read per second (all readers together).
+# reads are reader pages read per second (all readers together);
+# reads_active per second a reader's loop ran (readers_active_s of
+# luf_workload: without the gaps in which its vCPU did not run it, which
+# under single-threaded TCG are mostly QEMU running the other vCPUs), and
+# readers_share the readers' running time over readers x run time.
 
 PAIRS=${LUF_BENCH_PAIRS:-1}
 LIST=$(echo "${LUF_BENCH_LIST:-reclaim,migrc,migrc-demote}" | tr , ' ')
-RROUNDS=${LUF_BENCH_RECLAIM_ROUNDS:-8}
+RROUNDS=${LUF_BENCH_RECLAIM_ROUNDS:-24}
 MROUNDS=${LUF_BENCH_MIGRC_ROUNDS:-4}
 D=/tmp/luf-bench
 DBG=/sys/kernel/debug/luf
@@ -154,8 +160,9 @@ one() {
 		{ v[$1] = $2 }
 		END {
 			s = v["seconds"] + 1e-9; w = v["unmapped"] + 1e-9
-			printf "# luf-bench-run: %s pair=%d %-3s seconds=%.1f unmapped=%d unmap_per_s=%.0f reads_per_s=%.0f tlb_irqs=%d per_kpage=%.2f remote_flush=%d per_kpage=%.2f timer_flushes=%d\n",
+			printf "# luf-bench-run: %s pair=%d %-3s seconds=%.1f unmapped=%d unmap_per_s=%.0f reads_per_s=%.0f reads_active=%.0f tlb_irqs=%d per_kpage=%.2f remote_flush=%d per_kpage=%.2f timer_flushes=%d\n",
 			       n, p, r, v["seconds"], v["unmapped"], v["unmapped"] / s, v["pages_read"] / s,
+			       v["pages_read"] / (v["readers_active_s"] + 1e-9),
 			       v["tlb_irqs"], 1000 * v["tlb_irqs"] / w, v["nr_tlb_remote_flush"],
 			       1000 * v["nr_tlb_remote_flush"] / w, v["luf_forced_timer"]
 		}' "$out"
@@ -201,7 +208,7 @@ summary() {
 	}
 	function red(a, b) { return a > 0 ? 100 * (a - b) / a : 0 }
 	BEGIN {
-		nk = split("seconds unmapped tlb_irqs nr_tlb_remote_flush tlbi pages_read luf_forced_timer luf_deferred_folios luf_flushes", K, " ")
+		nk = split("seconds unmapped tlb_irqs nr_tlb_remote_flush tlbi pages_read readers_active_s luf_forced_timer luf_deferred_folios luf_flushes", K, " ")
 		n = 0
 		for (p = 1; p <= pairs; p++) {
 			fo = "/tmp/luf-bench/" name "-off-" p ".out"
@@ -220,6 +227,13 @@ summary() {
 			ro[i] = off["pages_read", i] / so; rn[i] = on["pages_read", i] / sn
 			ur[i] = uo[i] > 0 ? un[i] / uo[i] : 0
 			rr[i] = ro[i] > 0 ? rn[i] / ro[i] : 0
+			# per second the readers loops ran (active), and their
+			# share of the run (readers x seconds)
+			ao[i] = off["pages_read", i] / (off["readers_active_s", i] + 1e-9)
+			an[i] = on["pages_read", i] / (on["readers_active_s", i] + 1e-9)
+			ar[i] = ao[i] > 0 ? an[i] / ao[i] : 0
+			sho[i] = off["readers_active_s", i] / so / readers
+			shn[i] = on["readers_active_s", i] / sn / readers
 			io[i] = 1000 * off["tlb_irqs", i] / wo; in_[i] = 1000 * on["tlb_irqs", i] / wn
 			fo_[i] = 1000 * off["nr_tlb_remote_flush", i] / wo; fn_[i] = 1000 * on["nr_tlb_remote_flush", i] / wn
 			to[i] = 1000 * off["tlbi", i] / wo; tn[i] = 1000 * on["tlbi", i] / wn
@@ -239,6 +253,8 @@ summary() {
 		printf "%-36s %12d %12d\n", "pages unmapped per run", Mo["unmapped"], Mn["unmapped"]
 		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "pages unmapped per second", med(uo, n), med(un, n), med(ur, n), mn(ur, n), mx(ur, n)
 		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "reader pages read per second", med(ro, n), med(rn, n), med(rr, n), mn(rr, n), mx(rr, n)
+		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "  per second the readers ran", med(ao, n), med(an, n), med(ar, n), mn(ar, n), mx(ar, n)
+		printf "%-36s %12.2f %12.2f\n", "  readers running, share of the run", med(sho, n), med(shn, n)
 		printf "%-36s %12d %12d\n", "TLB shootdown IRQs", Mo["tlb_irqs"], Mn["tlb_irqs"]
 		printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(io, n), med(in_, n), med(ir, n), mn(ir, n), mx(ir, n)
 		printf "%-36s %12d %12d\n", "nr_tlb_remote_flush", Mo["nr_tlb_remote_flush"], Mn["nr_tlb_remote_flush"]
@@ -255,8 +271,9 @@ summary() {
 			line = line sprintf(" tlbi_off=%d tlbi_on=%d tlbi_per_kpage_off=%.2f tlbi_per_kpage_on=%.2f", Mo["tlbi"], Mn["tlbi"], med(to, n), med(tn, n))
 		else
 			line = line sprintf(" tlb_irqs_off=%d tlb_irqs_on=%d tlb_irqs_per_kpage_off=%.2f tlb_irqs_per_kpage_on=%.2f remote_flush_off=%d remote_flush_on=%d remote_flush_per_kpage_off=%.2f remote_flush_per_kpage_on=%.2f", Mo["tlb_irqs"], Mn["tlb_irqs"], med(io, n), med(in_, n), Mo["nr_tlb_remote_flush"], Mn["nr_tlb_remote_flush"], med(fo_, n), med(fn_, n))
-		line = line sprintf(" timer_flushes_on=%d unmapped_off=%d unmapped_on=%d unmap_per_s_off=%.0f unmap_per_s_on=%.0f unmap_ratio=%.3f unmap_ratio_range=%.3f..%.3f reads_off=%.0f reads_on=%.0f reads_ratio=%.3f reads_ratio_range=%.3f..%.3f",
-			Mn["luf_forced_timer"], Mo["unmapped"], Mn["unmapped"], med(uo, n), med(un, n), med(ur, n), mn(ur, n), mx(ur, n), med(ro, n), med(rn, n), med(rr, n), mn(rr, n), mx(rr, n))
+		line = line sprintf(" timer_flushes_on=%d unmapped_off=%d unmapped_on=%d unmap_per_s_off=%.0f unmap_per_s_on=%.0f unmap_ratio=%.3f unmap_ratio_range=%.3f..%.3f reads_off=%.0f reads_on=%.0f reads_ratio=%.3f reads_ratio_range=%.3f..%.3f reads_active_off=%.0f reads_active_on=%.0f reads_active_ratio=%.3f reads_active_ratio_range=%.3f..%.3f readers_share_off=%.2f readers_share_on=%.2f",
+			Mn["luf_forced_timer"], Mo["unmapped"], Mn["unmapped"], med(uo, n), med(un, n), med(ur, n), mn(ur, n), mx(ur, n), med(ro, n), med(rn, n), med(rr, n), mn(rr, n), mx(rr, n),
+			med(ao, n), med(an, n), med(ar, n), mn(ar, n), mx(ar, n), med(sho, n), med(shn, n))
 		print line > "/tmp/luf-bench/" name ".result"
 	}'
 }
