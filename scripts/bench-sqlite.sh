@@ -12,7 +12,7 @@
 # database on ext4 that is twice the memory.max of their memcg, so memcg
 # reclaim unmaps pages the other two processes have mapped.  Each query
 # sums a random eighth of the table (a range of rowids).  Runs are
-# LUF_SQLITE_PAIRS (default 3) interleaved off/on pairs, each from a cold
+# LUF_SQLITE_PAIRS (default 5) interleaved off/on pairs, each from a cold
 # page cache.  Prints one line per run and
 #   RESULT sqlite vcpus=4 procs=3 pairs=N queries=N db_mb=N memory_max_mb=N
 #     reduction_pct=X reduction_range=MIN..MAX     (TLB IRQs per 1000 pages
@@ -24,7 +24,8 @@
 #     qps_off=X qps_on=X qps_ratio=X qps_ratio_range=MIN..MAX
 # (qps: queries per second of the three processes together; counts and
 # rates are medians, ratios the median of the per-pair ratios).
-# Environment: LUF_SQLITE_PAIRS, LUF_SQLITE_DB_MB (default 32),
+# Environment: LUF_SQLITE_PAIRS, LUF_SQLITE_DB_MB (default 32: rows of
+# 1 KiB, the file is about 38 MiB),
 # LUF_SQLITE_QUERIES (per process and run, default 24).
 set -euo pipefail
 
@@ -88,13 +89,17 @@ if [ "${1:-}" = --guest ]; then
 		snap > /tmp/after
 		echo 0 > $L/enabled
 		if grep -h "failed\|Error" /tmp/out1 /tmp/out2 /tmp/out3; then die "sqlite3 failed"; fi
-		[ "$(cat /tmp/out1 /tmp/out2 /tmp/out3 | wc -l)" = $((3 * nq)) ] || die "missing query results"
+		# one line a query (a|b|c), after the PRAGMA's own
+		[ "$(cat /tmp/out1 /tmp/out2 /tmp/out3 | grep -c '|')" = $((3 * nq)) ] || {
+			head -n 3 /tmp/out1 /tmp/out2 /tmp/out3; die "missing query results"; }
 		{
 			awk -F= 'NR == FNR { b[$1] = $2; next } { print $1 "=" ($2 - b[$1]) }' /tmp/before /tmp/after
 			# queries per second: each process's own rate, summed
 			cat /tmp/time1 /tmp/time2 /tmp/time3 | awk -v n="$nq" '
 				{ q += n / ($2 - $1); if ($2 - $1 > w) w = $2 - $1 }
 				END { printf "qps=%.3f\nseconds=%.1f\n", q, w }'
+			echo "db_mb=$((size >> 20))"
+			echo "memory_max_mb=$((max >> 20))"
 		} > /tmp/run.$1.$2
 		echo "# luf-sqlite-run: pair=$2 $1 $(tr '\n' ' ' < /tmp/run.$1.$2)"
 	}
@@ -111,7 +116,7 @@ fi
 . "$(dirname "$0")/lib.sh"
 [ "$LUF_ARCH" = x86_64 ] ||
 	die "bench-sqlite.sh: x86_64 only (an arm64 guest cannot run the host's sqlite3)"
-pairs=${LUF_SQLITE_PAIRS:-3}
+pairs=${LUF_SQLITE_PAIRS:-5}
 dbmb=${LUF_SQLITE_DB_MB:-32}
 nq=${LUF_SQLITE_QUERIES:-24}
 for v in "$pairs" "$dbmb" "$nq"; do
@@ -144,7 +149,7 @@ runs=$(grep -h '^# luf-sqlite-run:' "$LUF_OUT/host.log" || true)
 [ -n "$runs" ] || { cat "$log" >&2; die "sqlite3 benchmark: no runs (status $rc), see $LUF_OUT/host.log"; }
 grep -h '^# luf-sqlite' "$LUF_OUT/host.log"
 [ $rc = 0 ] || log "run.sh exited $rc (see $LUF_OUT/host.log)"
-awk -v dbmb="$dbmb" -v nq="$nq" '
+awk -v nq="$nq" '
 function med(a, n,   i, j, t, b) {
 	for (i = 1; i <= n; i++) b[i] = a[i]
 	for (i = 2; i <= n; i++)
@@ -154,14 +159,14 @@ function med(a, n,   i, j, t, b) {
 function mn(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] < m) m = a[i]; return m }
 function mx(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] > m) m = a[i]; return m }
 {
-	split($3, pp, "="); p = pp[2]; r = $4
+	split($3, pp, "="); p = pp[2] + 0; r = $4
 	for (i = 5; i <= NF; i++) { split($i, kv, "="); v[r, p, kv[1]] = kv[2] }
 	if (p > np) np = p
 }
 END {
 	n = 0
 	for (p = 1; p <= np; p++) {
-		if (!((("off", p, "qps")) in v) || !((("on", p, "qps")) in v)) continue
+		if (!(("off", p, "qps") in v) || !(("on", p, "qps") in v)) continue
 		n++
 		for (s = 0; s < 2; s++) {
 			r = s ? "on" : "off"
@@ -182,7 +187,7 @@ END {
 		for (i = 1; i <= n; i++) a[i] = T[r, K[k], i]
 		M[r, K[k]] = med(a, n)
 	}
-	printf "RESULT sqlite vcpus=4 procs=3 pairs=%d queries=%d db_mb=%d memory_max_mb=%d reduction_pct=%.1f reduction_range=%.1f..%.1f", n, nq, dbmb, dbmb / 2, med(red, n), mn(red, n), mx(red, n)
+	printf "RESULT sqlite vcpus=4 procs=3 pairs=%d queries=%d db_mb=%d memory_max_mb=%d reduction_pct=%.1f reduction_range=%.1f..%.1f", n, nq, v["off", 1, "db_mb"], v["off", 1, "memory_max_mb"], med(red, n), mn(red, n), mx(red, n)
 	printf " tlb_irqs_off=%d tlb_irqs_on=%d tlb_irqs_per_kpage_off=%.2f tlb_irqs_per_kpage_on=%.2f", M["off", "irq"], M["on", "irq"], M["off", "irqk"], M["on", "irqk"]
 	printf " remote_flush_off=%d remote_flush_on=%d remote_flush_per_kpage_off=%.2f remote_flush_per_kpage_on=%.2f", M["off", "rf"], M["on", "rf"], M["off", "rfk"], M["on", "rfk"]
 	printf " timer_flushes_on=%d deferred_on=%d reclaimed_off=%d reclaimed_on=%d reclaim_per_s_off=%.0f reclaim_per_s_on=%.0f", M["on", "tim"], M["on", "def"], M["off", "rec"], M["on", "rec"], M["off", "recs"], M["on", "recs"]
