@@ -38,6 +38,8 @@
 #     tlb_irqs_off=N tlb_irqs_on=N tlb_irqs_per_kpage_off=X ..._on=X
 #     remote_flush_off=N remote_flush_on=N remote_flush_per_kpage_off=X ..._on=X
 #     (arm64: tlbi_off=N tlbi_on=N tlbi_per_kpage_off=X tlbi_per_kpage_on=X)
+#     remote_flush_untimed_reduction_pct=X  (x86: the on runs' remote flushes
+#                      without those of the max_defer_ms timer)
 #     timer_flushes_on=N                          (max_defer_ms flushes, on runs)
 #     unmapped_off=N unmapped_on=N                (pages reclaimed/migrated/demoted)
 #     unmap_per_s_off=X unmap_per_s_on=X unmap_ratio=X unmap_ratio_range=MIN..MAX
@@ -128,8 +130,8 @@ one() {
 		wait "$sampler" 2>/dev/null
 	fi
 	knobs "$knob" 0
-	sed "s/^/# bench-$name-$run-$pair: /" "$out.tmp"
 	if [ $rc -ne 0 ]; then
+		sed "s/^/# bench-$name-$run-$pair: /" "$out.tmp"
 		say "error: workload $name ($run, pair $pair) exited $rc"
 		status=1
 		return
@@ -156,6 +158,7 @@ one() {
 		ro=$(val "$out" luf_reclaim_ro_folios)
 		echo "tlbi=$((ro - $(val "$out" luf_tlbi_avoided) + $(val "$out" luf_tlbi_issued)))" >> "$out"
 	fi
+	sed "s/^/# bench-$name-$run-$pair: /" "$out"
 	awk -F= -v n="$name" -v r="$run" -v p="$pair" '
 		{ v[$1] = $2 }
 		END {
@@ -238,6 +241,10 @@ summary() {
 			fo_[i] = 1000 * off["nr_tlb_remote_flush", i] / wo; fn_[i] = 1000 * on["nr_tlb_remote_flush", i] / wn
 			to[i] = 1000 * off["tlbi", i] / wo; tn[i] = 1000 * on["tlbi", i] / wn
 			ir[i] = red(io[i], in_[i]); fr[i] = red(fo_[i], fn_[i]); tr[i] = red(to[i], tn[i])
+			# the max_defer_ms timer flushes once per expiry: a count
+			# that grows with the run time, not with the pages
+			fu[i] = 1000 * (on["nr_tlb_remote_flush", i] - on["luf_forced_timer", i]) / wn
+			fur[i] = red(fo_[i], fu[i])
 			if (head == "tlb_irqs") hr[i] = ir[i]
 			else if (head == "tlbi") hr[i] = tr[i]
 			else hr[i] = fr[i]
@@ -259,6 +266,7 @@ summary() {
 		printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(io, n), med(in_, n), med(ir, n), mn(ir, n), mx(ir, n)
 		printf "%-36s %12d %12d\n", "nr_tlb_remote_flush", Mo["nr_tlb_remote_flush"], Mn["nr_tlb_remote_flush"]
 		printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(fo_, n), med(fn_, n), med(fr, n), mn(fr, n), mx(fr, n)
+		printf "%-36s %12s %12.2f %9.1f%% (%.1f..%.1f)\n", "  without the timer flushes", "", med(fu, n), med(fur, n), mn(fur, n), mx(fur, n)
 		if (arch == "aarch64") {
 			printf "%-36s %12d %12d\n", "broadcast TLBIs (reclaimed RO pages)", Mo["tlbi"], Mn["tlbi"]
 			printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(to, n), med(tn, n), med(tr, n), mn(tr, n), mx(tr, n)
@@ -271,6 +279,8 @@ summary() {
 			line = line sprintf(" tlbi_off=%d tlbi_on=%d tlbi_per_kpage_off=%.2f tlbi_per_kpage_on=%.2f", Mo["tlbi"], Mn["tlbi"], med(to, n), med(tn, n))
 		else
 			line = line sprintf(" tlb_irqs_off=%d tlb_irqs_on=%d tlb_irqs_per_kpage_off=%.2f tlb_irqs_per_kpage_on=%.2f remote_flush_off=%d remote_flush_on=%d remote_flush_per_kpage_off=%.2f remote_flush_per_kpage_on=%.2f", Mo["tlb_irqs"], Mn["tlb_irqs"], med(io, n), med(in_, n), Mo["nr_tlb_remote_flush"], Mn["nr_tlb_remote_flush"], med(fo_, n), med(fn_, n))
+		if (arch != "aarch64")
+			line = line sprintf(" remote_flush_untimed_reduction_pct=%.1f", med(fur, n))
 		line = line sprintf(" timer_flushes_on=%d unmapped_off=%d unmapped_on=%d unmap_per_s_off=%.0f unmap_per_s_on=%.0f unmap_ratio=%.3f unmap_ratio_range=%.3f..%.3f reads_off=%.0f reads_on=%.0f reads_ratio=%.3f reads_ratio_range=%.3f..%.3f reads_active_off=%.0f reads_active_on=%.0f reads_active_ratio=%.3f reads_active_ratio_range=%.3f..%.3f readers_share_off=%.2f readers_share_on=%.2f",
 			Mn["luf_forced_timer"], Mo["unmapped"], Mn["unmapped"], med(uo, n), med(un, n), med(ur, n), mn(ur, n), mx(ur, n), med(ro, n), med(rn, n), med(rr, n), mn(rr, n), mx(rr, n),
 			med(ao, n), med(an, n), med(ar, n), mn(ar, n), mx(ar, n), med(sho, n), med(shn, n))
