@@ -11,7 +11,8 @@
 #     configs/x86_64.config) only reclaim and MIGRC (2 rounds) run, every RESULT line
 #     says vcpus=N, and gnuplot charts reduction and reader progress against
 #     vCPUs in $LUF_OUT/bench-smp.png.
-#  2. scripts/bench-sqlite.sh (x86_64; LUF_BENCH_SQLITE=0 leaves it out):
+#  2. scripts/bench-sqlite.sh (x86_64, not in a sweep; LUF_BENCH_SQLITE=0
+#     leaves it out, =1 adds it to a sweep):
 #     sqlite3 from Debian, three processes running read-only queries over a
 #     memory-mapped database twice their memcg's memory.max.
 # Environment: LUF_SMP, LUF_BENCH_PAIRS, LUF_BENCH_LIST (comma list of
@@ -110,7 +111,10 @@ EOG
 	[ -s "$png" ] && log "chart: $png (data $dat)"
 fi
 
-if [ "$LUF_ARCH" = x86_64 ] && [ "${LUF_BENCH_SQLITE:-1}" = 1 ]; then
+# a sweep measures the reclaim and MIGRC benchmarks only
+sqlite_default=1
+[ "$nsmp" -gt 1 ] && sqlite_default=0
+if [ "$LUF_ARCH" = x86_64 ] && [ "${LUF_BENCH_SQLITE:-$sqlite_default}" = 1 ]; then
 	"$LUF_TOP/scripts/bench-sqlite.sh" | tee "$LUF_OUT/bench-sqlite.out" || bad=1
 	grep '^RESULT ' "$LUF_OUT/bench-sqlite.out" >> "$results" || { log "no RESULT line from sqlite"; bad=1; }
 fi

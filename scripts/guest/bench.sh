@@ -62,7 +62,11 @@ D=/tmp/luf-bench
 DBG=/sys/kernel/debug/luf
 COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
 forced_write_fault forced_file_change forced_zone_low forced_shrinker
-forced_timer forced_threshold reclaim_ro_folios tlbi_avoided tlbi_issued"
+forced_timer forced_threshold forced_isolate mm_flushes flush_cpus cpus_pruned
+reclaim_unmaps reclaim_ro_folios reclaim_deferred tlbi_avoided tlbi_issued"
+# /proc/vmstat counters kept per run (vm_*), to see what else changed
+VMSTAT="pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd pgmajfault
+workingset_refault_file workingset_activate_file pgactivate pgdeactivate pgrefill"
 NCPU=$(nproc)
 READERS=$((NCPU - 1))
 [ "$READERS" -gt 15 ] && READERS=15
@@ -76,6 +80,10 @@ say() { echo "# luf-bench: $*"; }
 tlb_sum() {
 	awk '$1 == "TLB:" { s = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i
 			    print s }' /proc/interrupts
+}
+
+vmstat() {	# the VMSTAT counters of /proc/vmstat: NAME VALUE lines
+	awk -v want=" $(echo $VMSTAT) " 'index(want, " " $1 " ")' /proc/vmstat
 }
 
 val() {	# val FILE KEY
@@ -111,7 +119,8 @@ one() {
 	out=$D/$name-$run-$pair.out
 	case $run in off) en=0 ;; on) en=1 ;; esac
 	knobs "$knob" "$en"
-	for f in $COUNTERS; do cat "$DBG/$f" > "$D/ctr.$f"; done
+	for f in $COUNTERS; do cat "$DBG/$f" > "$D/ctr.$f" 2>/dev/null || echo 0 > "$D/ctr.$f"; done
+	vmstat > "$D/vm.before"
 	sampler=
 	if [ "$name" = reclaim ] && [ "$pair" = 1 ]; then
 		(
@@ -141,11 +150,12 @@ one() {
 		for f in $COUNTERS; do
 			# held_pages_peak is a high-water mark since load, not a count
 			case $f in
-			held_pages_peak) v=$(cat "$DBG/$f") ;;
-			*) v=$(( $(cat "$DBG/$f") - $(cat "$D/ctr.$f") )) ;;
+			held_pages_peak) v=$(cat "$DBG/$f" 2>/dev/null || echo 0) ;;
+			*) v=$(( $(cat "$DBG/$f" 2>/dev/null || echo 0) - $(cat "$D/ctr.$f") )) ;;
 			esac
 			echo "luf_$f=$v"
 		done
+		vmstat | awk 'NR == FNR { b[$1] = $2; next } { print "vm_" $1 "=" ($2 - b[$1]) }' "$D/vm.before" -
 		echo "unmapped=$(val "$out.tmp" "$wk")"
 	} > "$out"
 	rm -f "$out.tmp"
