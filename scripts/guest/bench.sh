@@ -46,6 +46,7 @@
 #     reads_off=X reads_on=X reads_ratio=X reads_ratio_range=MIN..MAX
 #     reads_active_off=X reads_active_on=X reads_active_ratio=X
 #     reads_active_ratio_range=MIN..MAX readers_share_off=X readers_share_on=X
+#     readers_share_ratio=X readers_share_ratio_range=MIN..MAX
 # Counts and rates are medians over the pairs; a ratio (on/off) and a
 # reduction are the median of the per-pair values, with their range.
 # reads are reader pages read per second (all readers together);
@@ -247,6 +248,7 @@ summary() {
 			ar[i] = ao[i] > 0 ? an[i] / ao[i] : 0
 			sho[i] = off["readers_active_s", i] / so / readers
 			shn[i] = on["readers_active_s", i] / sn / readers
+			shr[i] = sho[i] > 0 ? shn[i] / sho[i] : 0
 			io[i] = 1000 * off["tlb_irqs", i] / wo; in_[i] = 1000 * on["tlb_irqs", i] / wn
 			fo_[i] = 1000 * off["nr_tlb_remote_flush", i] / wo; fn_[i] = 1000 * on["nr_tlb_remote_flush", i] / wn
 			to[i] = 1000 * off["tlbi", i] / wo; tn[i] = 1000 * on["tlbi", i] / wn
@@ -271,7 +273,7 @@ summary() {
 		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "pages unmapped per second", med(uo, n), med(un, n), med(ur, n), mn(ur, n), mx(ur, n)
 		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "reader pages read per second", med(ro, n), med(rn, n), med(rr, n), mn(rr, n), mx(rr, n)
 		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "  per second the readers ran", med(ao, n), med(an, n), med(ar, n), mn(ar, n), mx(ar, n)
-		printf "%-36s %12.2f %12.2f\n", "  readers running, share of the run", med(sho, n), med(shn, n)
+		printf "%-36s %12.3f %12.3f %10.3f (%.3f..%.3f)\n", "  readers running, share of the run", med(sho, n), med(shn, n), med(shr, n), mn(shr, n), mx(shr, n)
 		printf "%-36s %12d %12d\n", "TLB shootdown IRQs", Mo["tlb_irqs"], Mn["tlb_irqs"]
 		printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(io, n), med(in_, n), med(ir, n), mn(ir, n), mx(ir, n)
 		printf "%-36s %12d %12d\n", "nr_tlb_remote_flush", Mo["nr_tlb_remote_flush"], Mn["nr_tlb_remote_flush"]
@@ -291,9 +293,9 @@ summary() {
 			line = line sprintf(" tlb_irqs_off=%d tlb_irqs_on=%d tlb_irqs_per_kpage_off=%.2f tlb_irqs_per_kpage_on=%.2f remote_flush_off=%d remote_flush_on=%d remote_flush_per_kpage_off=%.2f remote_flush_per_kpage_on=%.2f", Mo["tlb_irqs"], Mn["tlb_irqs"], med(io, n), med(in_, n), Mo["nr_tlb_remote_flush"], Mn["nr_tlb_remote_flush"], med(fo_, n), med(fn_, n))
 		if (arch != "aarch64")
 			line = line sprintf(" remote_flush_untimed_reduction_pct=%.1f", med(fur, n))
-		line = line sprintf(" timer_flushes_on=%d unmapped_off=%d unmapped_on=%d unmap_per_s_off=%.0f unmap_per_s_on=%.0f unmap_ratio=%.3f unmap_ratio_range=%.3f..%.3f reads_off=%.0f reads_on=%.0f reads_ratio=%.3f reads_ratio_range=%.3f..%.3f reads_active_off=%.0f reads_active_on=%.0f reads_active_ratio=%.3f reads_active_ratio_range=%.3f..%.3f readers_share_off=%.2f readers_share_on=%.2f",
+		line = line sprintf(" timer_flushes_on=%d unmapped_off=%d unmapped_on=%d unmap_per_s_off=%.0f unmap_per_s_on=%.0f unmap_ratio=%.3f unmap_ratio_range=%.3f..%.3f reads_off=%.0f reads_on=%.0f reads_ratio=%.3f reads_ratio_range=%.3f..%.3f reads_active_off=%.0f reads_active_on=%.0f reads_active_ratio=%.3f reads_active_ratio_range=%.3f..%.3f readers_share_off=%.3f readers_share_on=%.3f readers_share_ratio=%.3f readers_share_ratio_range=%.3f..%.3f",
 			Mn["luf_forced_timer"], Mo["unmapped"], Mn["unmapped"], med(uo, n), med(un, n), med(ur, n), mn(ur, n), mx(ur, n), med(ro, n), med(rn, n), med(rr, n), mn(rr, n), mx(rr, n),
-			med(ao, n), med(an, n), med(ar, n), mn(ar, n), mx(ar, n), med(sho, n), med(shn, n))
+			med(ao, n), med(an, n), med(ar, n), mn(ar, n), mx(ar, n), med(sho, n), med(shn, n), med(shr, n), mn(shr, n), mx(shr, n))
 		print line > "/tmp/luf-bench/" name ".result"
 	}'
 }
