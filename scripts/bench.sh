@@ -5,7 +5,7 @@
 # make check.  Prints tables and RESULT lines (also in $LUF_OUT/bench.results).
 #  1. scripts/guest/bench.sh (lufvm.mode=bench) once per vCPU count in
 #     LUF_SMP (default 4): the reclaim, MIGRC and (x86) demotion benchmarks
-#     in LUF_BENCH_PAIRS interleaved off/on pairs (default 5; 3 in a sweep),
+#     in LUF_BENCH_PAIRS interleaved off/on pairs (default 5; 2 in a sweep),
 #     readers on every vCPU but CPU 0.  With more than one count (a sweep,
 #     e.g. LUF_SMP="2 4 8"; at most the kernel's CONFIG_NR_CPUS, 8 in
 #     configs/x86_64.config) only reclaim and MIGRC (2 rounds) run, every RESULT line
@@ -17,7 +17,9 @@
 #     memory-mapped database twice their memcg's memory.max.
 # Environment: LUF_SMP, LUF_BENCH_PAIRS, LUF_BENCH_LIST (comma list of
 # reclaim, migrc, migrc-demote), LUF_BENCH_RECLAIM_ROUNDS (default 24),
-# LUF_BENCH_MIGRC_ROUNDS (default 4; 2 in a sweep), LUF_TIMEOUT, LUF_CONSOLE.
+# LUF_BENCH_MIGRC_ROUNDS (default 4; 2 in a sweep), LUF_BENCH_KNOBS (k=v,k=v:
+# other values of /sys/kernel/mm/luf knobs for every run), LUF_TIMEOUT,
+# LUF_CONSOLE.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -28,7 +30,7 @@ for n in $smps; do
 	[[ $n =~ ^[0-9]+$ && $n -ge 2 ]] || die "LUF_SMP=\"$smps\": vCPU counts of at least 2"
 done
 if [ "$nsmp" -gt 1 ]; then
-	pairs=${LUF_BENCH_PAIRS:-3}
+	pairs=${LUF_BENCH_PAIRS:-2}
 	list=${LUF_BENCH_LIST:-reclaim,migrc}
 	mr=${LUF_BENCH_MIGRC_ROUNDS:-2}
 	[ "$LUF_ARCH" = x86_64 ] || die "LUF_SMP sweep: x86_64 only (arm64 sends no IPIs to count, and its GICv2 virt machine takes 8 vCPUs at most)"
@@ -59,7 +61,8 @@ for n in $smps; do
 	LUF_VCPUS=$n LUF_LOG_NAME=$logname LUF_CONSOLE=${LUF_CONSOLE:-progress} \
 		"$LUF_TOP/scripts/qemu.sh" bench "lufvm.bench_pairs=$pairs" \
 		"lufvm.bench_list=$list" "lufvm.bench_reclaim_rounds=$rr" \
-		"lufvm.bench_migrc_rounds=$mr" || true
+		"lufvm.bench_migrc_rounds=$mr" \
+		${LUF_BENCH_KNOBS:+"lufvm.bench_knobs=$LUF_BENCH_KNOBS"} || true
 	glog=$LUF_OUT/$logname.log
 	grep -q '^LUF-DONE$' "$glog" || { log "guest did not finish (no LUF-DONE): see $glog"; bad=1; }
 	if ! scan_kernel_log "$glog"; then

@@ -22,7 +22,8 @@
 #    demote it reclaims): memory.reclaim with demotion enabled on a memcg
 #    holding the readers' ext4 file, 4 writes ("luf_workload demote
 #    --rounds 4"; x86 only: an arm64 DT boot has no second memory tier).
-# LUF_BENCH_LIST (comma list, default all three) picks benchmarks.
+# LUF_BENCH_LIST (comma list, default all three) picks benchmarks;
+# LUF_BENCH_KNOBS (k=v,k=v) sets other knobs of /sys/kernel/mm/luf first.
 #
 # Per run it keeps the workload's deltas (TLB row of /proc/interrupts,
 # nr_tlb_remote_flush, reader pages, pages reclaimed/migrated/demoted,
@@ -93,6 +94,11 @@ val() {	# val FILE KEY
 
 [ -d /sys/kernel/mm/luf ] || insmod "${LUF_KO:-/luf/luf.ko}" || {
 	say "error: cannot load luf.ko"; exit 1; }
+# LUF_BENCH_KNOBS: other knob values for every run (k=v,k=v)
+for kv in $(echo "${LUF_BENCH_KNOBS:-}" | tr , ' '); do
+	echo "${kv#*=}" > "/sys/kernel/mm/luf/${kv%%=*}" || {
+		say "error: cannot set knob $kv"; exit 1; }
+done
 say "vcpus=$NCPU readers=$READERS pairs=$PAIRS benchmarks: $LIST"
 for f in /sys/kernel/mm/luf/*; do
 	[ -f "$f" ] && say "knob ${f##*/}=$(head -n 1 "$f" 2>/dev/null)"
