@@ -42,6 +42,46 @@ fi
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || die "LUF_BENCH_PAIRS=$pairs: a positive number"
 rr=${LUF_BENCH_RECLAIM_ROUNDS:-24}
 
+# chart RESULTS DAT PNG PAIRS: reduction and on/off ratios against vCPUs
+chart() {
+	local results=$1 dat=$2 png=$3 pairs=$4 xt
+	awk '$1 == "RESULT" {
+		for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		c = v["vcpus"]; seen[c] = 1
+		red[$2, c] = v["reduction_pct"]; unt[$2, c] = v["remote_flush_untimed_reduction_pct"]
+		rd[$2, c] = v["reads_ratio"]; un[$2, c] = v["unmap_ratio"]; ra[$2, c] = v["reads_active_ratio"]
+	}
+	END {
+		print "# vcpus reclaim: reduction_pct reads_ratio unmap_ratio; migrc: reduction_pct reads_ratio unmap_ratio reads_active_ratio untimed_reduction_pct"
+		for (c = 2; c <= 512; c++) if (c in seen)
+			print c, red["reclaim", c] + 0, rd["reclaim", c] + 0, un["reclaim", c] + 0,
+			      red["migrc", c] + 0, rd["migrc", c] + 0, un["migrc", c] + 0,
+			      ra["migrc", c] + 0, unt["migrc", c] + 0
+	}' "$results" > "$dat"
+	xt=$(awk '!/^#/ { printf "%s%s", s, $1; s = "," }' "$dat")
+	gnuplot <<EOG
+set terminal png size 1000,450 noenhanced
+set output '$png'
+set multiplot layout 1,2 title 'LUF off vs on by vCPU count (x86_64 TCG on a 2-core host, readers on all vCPUs but one; $pairs pairs, medians)'
+set xlabel 'vCPUs'
+set xtics ($xt)
+set key bottom left
+set ylabel 'reduction (%), per 1000 pages unmapped'
+plot '$dat' using 1:2 with linespoints lw 2 title 'reclaim: TLB IRQs', \\
+     '$dat' using 1:5 with linespoints lw 2 title 'MIGRC: nr_tlb_remote_flush', \\
+     '$dat' using 1:9 with linespoints lw 2 dt 2 title 'MIGRC: without the timer flushes'
+set ylabel 'LUF on / LUF off'
+set yrange [0:*]
+plot '$dat' using 1:3 with linespoints lw 2 title 'reclaim: reader pages/s', \\
+     '$dat' using 1:4 with linespoints lw 2 title 'reclaim: pages reclaimed/s', \\
+     '$dat' using 1:6 with linespoints lw 2 title 'MIGRC: reader pages/s', \\
+     '$dat' using 1:8 with linespoints lw 2 title 'MIGRC: reader pages per running s', \\
+     '$dat' using 1:7 with linespoints lw 2 title 'MIGRC: pages migrated/s', \\
+     1 with lines dt 2 lc rgb 'gray' notitle
+unset multiplot
+EOG
+}
+
 build_guest || die "$LUF_FAILED_STEP failed"
 # the kernel's CONFIG_NR_CPUS (configs/<arch>.config) caps the vCPUs a
 # guest brings up; more would silently run with fewer
@@ -78,39 +118,8 @@ done
 if [ "$nsmp" -gt 1 ]; then
 	need_pkgs gnuplot-nox
 	dat=$LUF_OUT/bench-smp.dat
-	# vcpus, reclaim reduction, reclaim reads ratio, migrc reduction, migrc reads ratio
-	awk '$1 == "RESULT" {
-		for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		red[$2, v["vcpus"]] = v["reduction_pct"]; rd[$2, v["vcpus"]] = v["reads_ratio"]
-		un[$2, v["vcpus"]] = v["unmap_ratio"]; seen[v["vcpus"]] = 1
-	}
-	END {
-		print "# vcpus reclaim_reduction_pct reclaim_reads_ratio reclaim_unmap_ratio migrc_reduction_pct migrc_reads_ratio migrc_unmap_ratio"
-		for (c = 2; c <= 64; c++) if (c in seen)
-			print c, red["reclaim", c] + 0, rd["reclaim", c] + 0, un["reclaim", c] + 0,
-			      red["migrc", c] + 0, rd["migrc", c] + 0, un["migrc", c] + 0
-	}' "$results" > "$dat"
 	png=$LUF_OUT/bench-smp.png
-	gnuplot <<EOG || { log "gnuplot failed"; bad=1; }
-set terminal png size 1000,450
-set output '$png'
-set multiplot layout 1,2 title 'LUF off vs on by vCPU count (x86_64 TCG, readers on all vCPUs but one; $pairs pairs, medians)'
-set xlabel 'vCPUs'
-set xtics ($(tr ' ' '\n' <<<"$smps" | grep . | paste -sd, -))
-set key bottom right
-set ylabel 'reduction (%), per 1000 pages unmapped'
-set yrange [*:100]
-plot '$dat' using 1:2 with linespoints lw 2 title 'reclaim: TLB IRQs', \
-     '$dat' using 1:5 with linespoints lw 2 title 'MIGRC: nr\_tlb\_remote\_flush'
-set ylabel 'LUF on / LUF off'
-set yrange [0:*]
-plot '$dat' using 1:3 with linespoints lw 2 title 'reclaim: reader pages/s', \
-     '$dat' using 1:4 with linespoints lw 2 title 'reclaim: pages reclaimed/s', \
-     '$dat' using 1:6 with linespoints lw 2 title 'MIGRC: reader pages/s', \
-     '$dat' using 1:7 with linespoints lw 2 title 'MIGRC: pages migrated/s', \
-     1 with lines dt 2 lc rgb 'gray' notitle
-unset multiplot
-EOG
+	chart "$results" "$dat" "$png" "$pairs" || { log "gnuplot failed"; bad=1; }
 	[ -s "$png" ] && log "chart: $png (data $dat)"
 fi
 
