@@ -100,8 +100,8 @@ if [ "${1:-}" = --guest ]; then
 				END { printf "qps=%.3f\nseconds=%.1f\n", q, w }'
 			echo "db_mb=$((size >> 20))"
 			echo "memory_max_mb=$((max >> 20))"
-		} > /tmp/run.$1.$2
-		echo "# luf-sqlite-run: pair=$2 $1 $(tr '\n' ' ' < /tmp/run.$1.$2)"
+		} > "/tmp/run.$1.$2"
+		echo "# luf-sqlite-run: pair=$2 $1 $(tr '\n' ' ' < "/tmp/run.$1.$2")"
 	}
 	p=1
 	while [ $p -le "$pairs" ]; do

@@ -85,7 +85,7 @@ tlb_sum() {
 }
 
 vmstat() {	# the VMSTAT counters of /proc/vmstat: NAME VALUE lines
-	awk -v want=" $(echo $VMSTAT) " 'index(want, " " $1 " ")' /proc/vmstat
+	awk -v want=" $(printf '%s' "$VMSTAT" | tr '\n' ' ') " 'index(want, " " $1 " ")' /proc/vmstat
 }
 
 val() {	# val FILE KEY
