@@ -8,7 +8,7 @@
 #                    (or arm64) make check: that one only
 #   make demo        the shootdown demo (scripts/demo.sh)
 #   make bench       the benchmarks, LUF off vs on (scripts/bench.sh; not part
-#                    of make check); LUF_SMP="4 8 16": a vCPU sweep
+#                    of make check); LUF_SMP="2 4 8": a vCPU sweep
 #   make shell       build, then an interactive guest shell
 #   make run CMD='cmd args'   run any host command line in the guest (the
 #                    host's root read-only over 9p, luf.ko loaded); exits
