@@ -7,6 +7,8 @@
 #                    for x86_64 and arm64, one combined verdict; LUF_ARCH=x86_64
 #                    (or arm64) make check: that one only
 #   make demo        the shootdown demo (scripts/demo.sh)
+#   make bench       the benchmarks, LUF off vs on (scripts/bench.sh; not part
+#                    of make check); LUF_SMP="2 4 8": a vCPU sweep
 #   make bench-overhead  the hook layer's cost when unused: CONFIG_LUF_HOOKS=n
 #                    vs hooked (luf.ko not loaded, loaded in observe mode),
 #                    a second kernel build (scripts/bench-overhead.sh)
@@ -33,7 +35,7 @@ KARGS := $(shell bash -c '. scripts/arch/$(LUF_ARCH) && echo ARCH=$$ARCH_KERNEL 
 # CMD goes through the environment: quotes in it reach run.sh unchanged.
 export LUF_RUN_CMD := $(value CMD)
 
-.PHONY: all modules clean check demo shell run kernel bench-overhead
+.PHONY: all modules clean check demo bench bench-overhead shell run kernel
 
 all: modules
 
@@ -54,6 +56,9 @@ check:
 
 demo:
 	scripts/demo.sh
+
+bench:
+	LUF_SMP="$(LUF_SMP)" scripts/bench.sh
 
 bench-overhead:
 	scripts/bench-overhead.sh

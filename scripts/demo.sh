@@ -35,6 +35,9 @@ if [ -s "$LUF_OUT/demo.table" ]; then
 	echo
 	echo "TLB shootdowns and luf counters, deltas over ${secs}s runs ($LUF_ARCH, TCG, 4 vCPUs):"
 	cat "$LUF_OUT/demo.table"
+	echo "(fixed-time runs, one each, minutes apart: how much work a run did"
+	echo " depends on the host's load; the benchmarks' RESULT lines below do a"
+	echo " fixed amount of work and count per 1000 pages unmapped)"
 	echo
 else
 	log "no table in $log"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot the test guest: scripts/qemu.sh MODE [KERNEL-PARAM...]
-#   MODE is check, demo, exec, host or shell (see scripts/guest/init).
+#   MODE is check, demo, bench, exec, host or shell (see scripts/guest/init).
 # Uses the kernel from $LUF_OUT/kdir and $LUF_OUT/initrd.gz; makes fresh
 # images, a 1 GiB ext4 $LUF_OUT/disk.img for /dev/vda and a 512 MiB XFS
 # $LUF_OUT/xfs.img for /dev/vdb (the guest writes to snapshots).  The serial console, with CRs removed, is saved to
@@ -16,6 +16,7 @@
 #   LUF_TCG_THREAD single (default) or multi: one host thread for all vCPUs,
 #                 or one per vCPU (truly parallel)
 #   LUF_LOG_NAME  name of the log in $LUF_OUT (default: MODE)
+#   LUF_VCPUS     number of vCPUs (default 4), all on node 0
 # Exit status: QEMU's (124: timeout).  The guest's own verdict is in the log.
 # shellcheck disable=SC2054 # QEMU options are comma lists
 set -euo pipefail
@@ -24,8 +25,8 @@ set -euo pipefail
 
 mode=${1:-}
 case $mode in
-check|demo|exec|host|shell) shift ;;
-*) die "usage: $0 check|demo|exec|host|shell [KERNEL-PARAM...]" ;;
+check|demo|bench|exec|host|shell) shift ;;
+*) die "usage: $0 check|demo|bench|exec|host|shell [KERNEL-PARAM...]" ;;
 esac
 
 need_pkgs
@@ -38,6 +39,11 @@ log=$LUF_OUT/${LUF_LOG_NAME:-$mode}.log
 thread=${LUF_TCG_THREAD:-single}
 case $thread in single|multi) ;; *) die "LUF_TCG_THREAD=$thread: single or multi" ;; esac
 disk=$LUF_OUT/disk.img
+vcpus=${LUF_VCPUS:-4}
+[[ $vcpus =~ ^[1-9][0-9]?$ && $vcpus -ge 2 && $vcpus -le 64 ]] ||
+	die "LUF_VCPUS=$vcpus: a number of vCPUs from 2 to 64"
+# node 0 has every vCPU (the arch tables say cpus=0-3)
+numa=("${ARCH_QEMU_NUMA[@]/cpus=0-3/cpus=0-$((vcpus - 1))}")
 
 PATH=$PATH:/sbin:/usr/sbin
 rm -f "$disk"
@@ -51,7 +57,7 @@ mkfs.xfs -f -q "$xfsdisk" || die "mkfs.xfs $xfsdisk failed"
 
 append="panic=-1 oops=panic loglevel=4 log_buf_len=8M lufvm.mode=$mode"
 # The machine comes from the arch table (scripts/arch/$LUF_ARCH): emulator,
-# machine, console, NUMA layout.  Every guest: 4 vCPUs and 2 GiB as node 0
+# machine, console, NUMA layout.  Every guest: 4 vCPUs (LUF_VCPUS) and 2 GiB as node 0
 # (1 GiB, the CPUs) and a CPU-less node 1 (1 GiB), two virtio disks (vda
 # ext4, vdb XFS; written to snapshots), and the host's root directory shared
 # read-only over virtio-9p (mount tag "hostroot"; see scripts/guest/init).
@@ -62,10 +68,10 @@ append="panic=-1 oops=panic loglevel=4 log_buf_len=8M lufvm.mode=$mode"
 # load); thread=single showed none, at about the same speed on 2 host cores.
 # arm64 patches text at run time too (static calls, jump labels): same choice.
 append="console=$ARCH_CONSOLE${ARCH_APPEND:+ $ARCH_APPEND} $append lufvm.userland=$ARCH_USERLAND"
-qemu=("${ARCH_QEMU[@]}" -accel "tcg,thread=$thread" -smp 4 -m 2G
+qemu=("${ARCH_QEMU[@]}" -accel "tcg,thread=$thread" -smp "$vcpus" -m 2G
 	-object memory-backend-ram,id=m0,size=1G
 	-object memory-backend-ram,id=m1,size=1G
-	"${ARCH_QEMU_NUMA[@]}"
+	"${numa[@]}"
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap
 	-device "$ARCH_QEMU_9P,fsdev=hostroot,mount_tag=hostroot")
 append+="${LUF_APPEND:+ $LUF_APPEND}${*:+ $*}"

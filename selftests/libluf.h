@@ -37,7 +37,7 @@
 #define LUF_TMP_DIR		"/mnt/tmp"	/* tmpfs */
 #define LUF_SWAP_DEV		"/dev/zram0"	/* init: mkswap, no swapon */
 
-#define LUF_MAX_READERS		8
+#define LUF_MAX_READERS		16
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -317,6 +317,8 @@ struct luf_rd_stats {
 	uint64_t faults;
 	uint64_t post_faults;
 	uint64_t marked;	/* LUF_RD_CORRUPT words equal to ->mark */
+	uint64_t active_ns;	/* ->active_time: time the loop ran */
+	uint64_t tick_ns;	/* ->active_time: the last look at the clock */
 	uint64_t first_val;	/* the first bad word */
 	size_t first_idx;
 	int first_kind;
@@ -338,6 +340,7 @@ struct luf_rd {
 	bool sample;			/* one word of each page a pass */
 	unsigned int pause_us;		/* sleep after each pass (0: spin) */
 	uint64_t mark;			/* a content worth counting apart */
+	bool active_time;		/* sum the time the loop ran (st[].active_ns) */
 	const volatile uint64_t *base;
 	size_t words;			/* words the readers spin over */
 	size_t wpp;			/* words per page */
@@ -377,6 +380,8 @@ void luf_rd_publish(struct luf_rd *c);
 bool luf_rd_hold(struct luf_rd *c, unsigned int ms, uint64_t passes);
 /* Sum over the readers: words checked (LUF_RD_OK) or words of @kind */
 uint64_t luf_rd_count(const struct luf_rd *c, enum luf_rd_kind kind);
+/* ->active_time: seconds the readers' loops ran, summed over the readers */
+double luf_rd_active_s(const struct luf_rd *c);
 /* Grow the stack and fault it in, so deep calls later need no new page */
 void luf_prefault_stack(size_t bytes);
 
@@ -438,6 +443,7 @@ struct luf_run_res {
 	uint64_t reclaim_eagain;
 	uint64_t memcg_pgsteal;		/* memcg memory.stat pgsteal */
 	double elapsed;
+	double readers_active;		/* luf_rd_active_s() */
 	struct luf_sys sys;		/* delta over the run */
 	char err[512];
 };

@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libluf.h"
@@ -73,6 +74,28 @@ static void rd_bad(const struct luf_rd *c, struct luf_rd_stats *st, int kind,
 	rd_note(st, kind, i, v);
 }
 
+/*
+ * ->active_time: the time the reader's loop ran, without the gaps in which
+ * its CPU did something else (under single-threaded TCG: QEMU running the
+ * other vCPUs; a reader blocked in a fault).  A gap is a step between two
+ * looks at the clock longer than LUF_RD_GAP_NS; the loop looks every 64
+ * pages read (sampled) and at the end of every pass.
+ */
+#define LUF_RD_GAP_NS	2000000ULL
+
+static inline void rd_tick(struct luf_rd_stats *st)
+{
+	struct timespec ts;
+	uint64_t now, d;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	d = now - st->tick_ns;
+	if (st->tick_ns && d < LUF_RD_GAP_NS)
+		st->active_ns += d;
+	st->tick_ns = now;
+}
+
 static inline bool rd_pausing(struct luf_rd *c)
 {
 	return atomic_load_explicit(&c->pause, memory_order_acquire) &&
@@ -128,10 +151,15 @@ static void *rd_fn(void *arg)
 
 			if (k != LUF_RD_OK)
 				rd_bad(c, st, k, i, v);
-			if (c->sample && (i / step & 63) == 63 &&
-			    atomic_load_explicit(&c->stop, memory_order_relaxed))
-				break;
+			if (c->sample && (i / step & 63) == 63) {
+				if (c->active_time)
+					rd_tick(st);
+				if (atomic_load_explicit(&c->stop, memory_order_relaxed))
+					break;
+			}
 		}
+		if (c->active_time)
+			rd_tick(st);
 		end = i < c->words ? i : c->words;
 		if (end > first_i)
 			atomic_fetch_add_explicit(&st->words,
@@ -251,6 +279,16 @@ bool luf_rd_hold(struct luf_rd *c, unsigned int ms, uint64_t passes)
 	}
 }
 
+double luf_rd_active_s(const struct luf_rd *c)
+{
+	uint64_t ns = 0;
+	int i;
+
+	for (i = 0; i < LUF_MAX_READERS; i++)
+		ns += c->st[i].active_ns;
+	return ns / 1e9;
+}
+
 uint64_t luf_rd_count(const struct luf_rd *c, enum luf_rd_kind kind)
 {
 	uint64_t n = 0;
@@ -278,6 +316,7 @@ int luf_readers_start(struct luf_rd *r, const char *base, size_t npages,
 	memset(r, 0, sizeof(*r));
 	r->check = check_pattern;
 	r->sample = true;
+	r->active_time = true;
 	r->pause_us = pause_us;
 	return luf_rd_start(r, base, npages * (luf_page_size() / 8),
 			    cpus, n);

@@ -488,6 +488,7 @@ out:
 	wl_cleanup(&s);
 	/* what the readers did until they stopped (nothing, never started) */
 	r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
+	r->readers_active = luf_rd_active_s(&s.rd);
 	r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
 	return ret;
 }

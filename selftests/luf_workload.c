@@ -18,6 +18,9 @@
  *
  * Output, one key=value per line:
  *   workload, seconds, readers, rounds, pages_read (reader progress),
+ *   readers_active_s (seconds the readers' loops ran, summed: without the
+ *   gaps in which their CPUs ran something else, e.g. other vCPUs under
+ *   single-threaded TCG),
  *   bad_words (must be 0), and
  *   reclaim: pageouts (pages MADV_PAGEOUT took: PFN gone or replaced),
  *            pageout_calls
@@ -133,6 +136,7 @@ int main(int argc, char **argv)
 	printf("readers=%d\n", o.nr_readers);
 	printf("rounds=%" PRIu64 "\n", r.rounds);
 	printf("pages_read=%" PRIu64 "\n", r.pages_read);
+	printf("readers_active_s=%.3f\n", r.readers_active);
 	printf("bad_words=%" PRIu64 "\n", r.bad_words);
 	switch (kind) {
 	case LUF_WL_PAGEOUT:

@@ -1,49 +1,91 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Benchmarks (/luf/bench.sh, POSIX sh for busybox), run by demo.sh.  Each
-# runs the same workload twice in this boot with luf.ko loaded, the knob
-# at 0 and then at 1, with three readers pinned on CPUs 1-3 and NUMA
-# balancing off:
-#  - reclaim (enabled): the readers spin over a read-only ext4 file mapping
-#    larger than the memory.max of their memcg ("luf_workload memcg");
+# Benchmarks (/luf/bench.sh, POSIX sh for busybox), run by demo.sh and by
+# lufvm.mode=bench (make bench).  Each benchmark runs its workload in
+# LUF_BENCH_PAIRS interleaved off/on pairs in this boot (off-on, on-off,
+# off-on, ...: a drift of the host's load hits both sides alike) with
+# luf.ko loaded, the knob at 0 (off) or 1 (on), readers pinned on every CPU
+# but CPU 0 (at most 15) and NUMA balancing off.  Every run does a fixed
+# amount of work (--rounds), so off and on do the same work and the figures
+# do not depend on how fast the host is:
+#  - reclaim (enabled): the readers spin over a read-only 8 MiB ext4 file
+#    mapping, twice the memory.max of their memcg; CPU 0 reads the whole
+#    file LUF_BENCH_RECLAIM_ROUNDS times ("luf_workload memcg --rounds R");
 #  - migrc (migrc_enabled): the readers spin over a read-only 4 MiB tmpfs
 #    file mapping and 4 MiB of read-only anonymous memory right after it
 #    (read back from zram swap, so its PTEs are clean), which CPU 0 moves
-#    between node 0 and node 1 with move_pages(2), 16 pages a call, 4
-#    rounds: the same pages migrated in both runs ("luf_workload migrate
-#    --chunk 16 --size-mb 4 --anon-mb 4 --rounds 4");
+#    between node 0 and node 1 with move_pages(2), 16 pages a call,
+#    LUF_BENCH_MIGRC_ROUNDS rounds ("luf_workload migrate --chunk 16
+#    --size-mb 4 --anon-mb 4 --rounds R");
 #  - migrc-demote (enabled and migrc_enabled: what memory.reclaim does not
 #    demote it reclaims): memory.reclaim with demotion enabled on a memcg
 #    holding the readers' ext4 file, 4 writes ("luf_workload demote
-#    --rounds 4").
-# Prints, per run, the workload's deltas (sum of the TLB row of
-# /proc/interrupts, nr_tlb_remote_flush, reader progress, pages reclaimed
-# or migrated) and the luf counters, a time series
-# "# luf-bench-series: RUN T TLB" sampled every 0.5 s for the host's
-# chart, a table per benchmark and the lines
-#   RESULT reclaim shootdowns_off=N shootdowns_on=N reduction_pct=X
-#          reads_off=N reads_on=N
-#   RESULT migrc remote_flush_off=N remote_flush_on=N reduction_pct=X
-#          migrated_off=N migrated_on=N
-#   RESULT migrc-demote remote_flush_off=N remote_flush_on=N reduction_pct=X
-#          demoted_off=N demoted_on=N
-#   RESULT arm64-reclaim tlbi_off=N tlbi_on=N reduction_pct=X reads_off=N
-#          reads_on=N                                   (arm64 only)
-# (reads are pages read per second).
+#    --rounds 4"; x86 only: an arm64 DT boot has no second memory tier).
+# LUF_BENCH_LIST (comma list, default all three) picks benchmarks;
+# LUF_BENCH_KNOBS (k=v,k=v) sets other knobs of /sys/kernel/mm/luf first.
+#
+# Per run it keeps the workload's deltas (TLB row of /proc/interrupts,
+# nr_tlb_remote_flush, reader pages, pages reclaimed/migrated/demoted,
+# seconds) and the luf counters (luf_*; luf_forced_timer: flushes by the
+# max_defer_ms timer) in /tmp/luf-bench/NAME-RUN-PAIR.out, prints one
+# "# luf-bench-run:" line per run, a time series "# luf-bench-series: RUN T
+# TLB" of the first pair's reclaim runs for the host's chart, a table per
+# benchmark, and one RESULT line per benchmark:
+#   RESULT NAME vcpus=N readers=N pairs=N
+#     reduction_pct=X reduction_range=MIN..MAX        (headline: reclaim TLB
+#                      IRQs, migrc and migrc-demote nr_tlb_remote_flush, arm64
+#                      broadcast TLBIs; per 1000 pages unmapped, median of pairs)
+#     tlb_irqs_off=N tlb_irqs_on=N tlb_irqs_per_kpage_off=X ..._on=X
+#     remote_flush_off=N remote_flush_on=N remote_flush_per_kpage_off=X ..._on=X
+#     (arm64: tlbi_off=N tlbi_on=N tlbi_per_kpage_off=X tlbi_per_kpage_on=X)
+#     remote_flush_untimed_reduction_pct=X  (x86: the on runs' remote flushes
+#                      without those of the max_defer_ms timer)
+#     timer_flushes_on=N                          (max_defer_ms flushes, on runs)
+#     unmapped_off=N unmapped_on=N                (pages reclaimed/migrated/demoted)
+#     unmap_per_s_off=X unmap_per_s_on=X unmap_ratio=X unmap_ratio_range=MIN..MAX
+#     reads_off=X reads_on=X reads_ratio=X reads_ratio_range=MIN..MAX
+#     reads_active_off=X reads_active_on=X reads_active_ratio=X
+#     reads_active_ratio_range=MIN..MAX readers_share_off=X readers_share_on=X
+#     readers_share_ratio=X readers_share_ratio_range=MIN..MAX
+# Counts and rates are medians over the pairs; a ratio (on/off) and a
+# reduction are the median of the per-pair values, with their range.
+# reads are reader pages read per second (all readers together);
+# reads_active per second a reader's loop ran (readers_active_s of
+# luf_workload: without the gaps in which its vCPU did not run it, which
+# under single-threaded TCG are mostly QEMU running the other vCPUs), and
+# readers_share the readers' running time over readers x run time.
 
-SECS=${LUF_BENCH_SECONDS:-${LUF_DEMO_SECONDS:-10}}
+PAIRS=${LUF_BENCH_PAIRS:-1}
+LIST=$(echo "${LUF_BENCH_LIST:-reclaim,migrc,migrc-demote}" | tr , ' ')
+RROUNDS=${LUF_BENCH_RECLAIM_ROUNDS:-24}
+MROUNDS=${LUF_BENCH_MIGRC_ROUNDS:-4}
 D=/tmp/luf-bench
 DBG=/sys/kernel/debug/luf
 COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
 forced_write_fault forced_file_change forced_zone_low forced_shrinker
-forced_timer forced_threshold reclaim_ro_folios tlbi_avoided tlbi_issued"
+forced_timer forced_threshold forced_isolate mm_flushes flush_cpus cpus_pruned
+reclaim_unmaps reclaim_ro_folios reclaim_deferred tlbi_avoided tlbi_issued"
+# /proc/vmstat counters kept per run (vm_*), to see what else changed
+VMSTAT="pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd pgmajfault
+workingset_refault_file workingset_activate_file pgactivate pgdeactivate pgrefill"
+NCPU=$(nproc)
+READERS=$((NCPU - 1))
+[ "$READERS" -gt 15 ] && READERS=15
+ARCH=$(uname -m)
 mkdir -p "$D"
-: > "$D/bench.log"
+rm -f "$D"/*.out
+status=0
+
+say() { echo "# luf-bench: $*"; }
 
 tlb_sum() {
 	awk '$1 == "TLB:" { s = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i
 			    print s }' /proc/interrupts
+}
+
+vmstat() {	# the VMSTAT counters of /proc/vmstat: NAME VALUE lines
+	awk -v want=" $(printf '%s' "$VMSTAT" | tr '\n' ' ') " 'index(want, " " $1 " ")' /proc/vmstat
 }
 
 val() {	# val FILE KEY
@@ -51,7 +93,16 @@ val() {	# val FILE KEY
 }
 
 [ -d /sys/kernel/mm/luf ] || insmod "${LUF_KO:-/luf/luf.ko}" || {
-	echo "# luf-bench: error: cannot load luf.ko"; exit 1; }
+	say "error: cannot load luf.ko"; exit 1; }
+# LUF_BENCH_KNOBS: other knob values for every run (k=v,k=v)
+for kv in $(echo "${LUF_BENCH_KNOBS:-}" | tr , ' '); do
+	echo "${kv#*=}" > "/sys/kernel/mm/luf/${kv%%=*}" || {
+		say "error: cannot set knob $kv"; exit 1; }
+done
+say "vcpus=$NCPU readers=$READERS pairs=$PAIRS benchmarks: $LIST"
+for f in /sys/kernel/mm/luf/*; do
+	[ -f "$f" ] && say "knob ${f##*/}=$(head -n 1 "$f" 2>/dev/null)"
+done
 
 # NUMA balancing off for every run (restored at the end): its periodic PTE
 # scans flush the readers' TLBs whatever LUF does, and in the migrc runs
@@ -59,128 +110,253 @@ val() {	# val FILE KEY
 NB=/proc/sys/kernel/numa_balancing
 nb_saved=$(cat "$NB" 2>/dev/null)
 [ -n "$nb_saved" ] && echo 0 > "$NB"
-echo "# luf-bench: numa_balancing=$(cat "$NB" 2>/dev/null || echo absent) during the runs (was ${nb_saved:-absent})"
+say "numa_balancing=$(cat "$NB" 2>/dev/null || echo absent) during the runs (was ${nb_saved:-absent})"
 
 knobs() {	# knobs LIST VALUE: write VALUE to each knob of the comma LIST
 	for k in $(echo "$1" | tr , ' '); do echo "$2" > "/sys/kernel/mm/luf/$k"; done
 }
 
-# pair NAME KNOBS WORKLOAD-ARGS...: NAME-off and NAME-on (series: off/on for
-# the reclaim chart, NAME-off/NAME-on otherwise)
-pair() {
-	name=$1 knob=$2
-	shift 2
-	for run in off on; do
-		case $run in off) en=0 ;; on) en=1 ;; esac
-		tag=$name-$run
-		[ "$name" = reclaim ] && tag=$run
-		knobs "$knob" "$en"
-		for f in $COUNTERS; do cat "$DBG/$f" > "$D/$name-$run.$f.before"; done
+# one NAME KNOBS RUN PAIR WORKKEY WORKLOAD-ARGS...: one run; appends to the
+# workload's key=value output (NAME-RUN-PAIR.out) the luf counter deltas
+# (luf_*), the pages unmapped (unmapped=, from WORKKEY) and on arm64 the
+# broadcast TLBIs of the reclaimed read-only pages (tlbi=)
+one() {
+	name=$1 knob=$2 run=$3 pair=$4 wk=$5
+	shift 5
+	out=$D/$name-$run-$pair.out
+	case $run in off) en=0 ;; on) en=1 ;; esac
+	knobs "$knob" "$en"
+	for f in $COUNTERS; do cat "$DBG/$f" > "$D/ctr.$f" 2>/dev/null || echo 0 > "$D/ctr.$f"; done
+	vmstat > "$D/vm.before"
+	sampler=
+	if [ "$name" = reclaim ] && [ "$pair" = 1 ]; then
 		(
 			t0=$(cut -d' ' -f1 /proc/uptime)
 			while :; do
-				echo "# luf-bench-series: $tag $(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime) $(tlb_sum)"
+				echo "# luf-bench-series: $run $(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime) $(tlb_sum)"
 				sleep 0.5
 			done
 		) &
 		sampler=$!
-		luf_workload "$@" --readers 3 > "$D/$name-$run.out" 2>&1
-		rc=$?
+	fi
+	luf_workload "$@" --readers "$READERS" > "$out.tmp" 2>&1
+	rc=$?
+	if [ -n "$sampler" ]; then
 		kill "$sampler" 2>/dev/null
 		wait "$sampler" 2>/dev/null
-		sed "s/^/# bench-$name-$run: /" "$D/$name-$run.out"
-		[ $rc -eq 0 ] || echo "# luf-bench: error: workload $name ($run) exited $rc"
+	fi
+	knobs "$knob" 0
+	if [ $rc -ne 0 ]; then
+		sed "s/^/# bench-$name-$run-$pair: /" "$out.tmp"
+		say "error: workload $name ($run, pair $pair) exited $rc"
+		status=1
+		return
+	fi
+	{
+		cat "$out.tmp"
 		for f in $COUNTERS; do
 			# held_pages_peak is a high-water mark since load, not a count
 			case $f in
-			held_pages_peak) v=$(cat "$DBG/$f") ;;
-			*) v=$(( $(cat "$DBG/$f") - $(cat "$D/$name-$run.$f.before") )) ;;
+			held_pages_peak) v=$(cat "$DBG/$f" 2>/dev/null || echo 0) ;;
+			*) v=$(( $(cat "$DBG/$f" 2>/dev/null || echo 0) - $(cat "$D/ctr.$f") )) ;;
 			esac
-			echo "# bench-$name-$run: luf/$f=$v"
-		done | tee -a "$D/bench.log"
-	done
-	knobs "$knob" 0
+			echo "luf_$f=$v"
+		done
+		vmstat | awk 'NR == FNR { b[$1] = $2; next } { print "vm_" $1 "=" ($2 - b[$1]) }' "$D/vm.before" -
+		echo "unmapped=$(val "$out.tmp" "$wk")"
+	} > "$out"
+	rm -f "$out.tmp"
+	if [ "$ARCH" = aarch64 ]; then
+		# arm64 sends no IPIs: count broadcast TLBIs for the reclaimed
+		# read-only pages.  Off: one TLBI VALE1IS per read-only PTE
+		# (reclaim_ro_folios: the readers map each page once).  On:
+		# those not left out, plus the ASID-wide ones the deferred
+		# flushes sent.
+		ro=$(val "$out" luf_reclaim_ro_folios)
+		echo "tlbi=$((ro - $(val "$out" luf_tlbi_avoided) + $(val "$out" luf_tlbi_issued)))" >> "$out"
+	fi
+	sed "s/^/# bench-$name-$run-$pair: /" "$out"
+	awk -F= -v n="$name" -v r="$run" -v p="$pair" '
+		{ v[$1] = $2 }
+		END {
+			s = v["seconds"] + 1e-9; w = v["unmapped"] + 1e-9
+			printf "# luf-bench-run: %s pair=%d %-3s seconds=%.1f unmapped=%d unmap_per_s=%.0f reads_per_s=%.0f reads_active=%.0f tlb_irqs=%d per_kpage=%.2f remote_flush=%d per_kpage=%.2f timer_flushes=%d\n",
+			       n, p, r, v["seconds"], v["unmapped"], v["unmapped"] / s, v["pages_read"] / s,
+			       v["pages_read"] / (v["readers_active_s"] + 1e-9),
+			       v["tlb_irqs"], 1000 * v["tlb_irqs"] / w, v["nr_tlb_remote_flush"],
+			       1000 * v["nr_tlb_remote_flush"] / w, v["luf_forced_timer"]
+		}' "$out"
 }
 
-# table NAME TITLE WORK-KEY WORK-LABEL
-table() {
-	awk -v name="$1" -v title="$2" -v wk="$3" -v wl="$4" '
-	function v(f, k,   l) { while ((getline l < f) > 0) if (index(l, k "=") == 1) { close(f); return substr(l, length(k) + 2) } close(f); return 0 }
+# bench NAME KNOBS WORKKEY WORKLOAD-ARGS...: PAIRS interleaved off/on pairs
+bench() {
+	name=$1 knob=$2 wk=$3
+	shift 3
+	p=1
+	while [ $p -le "$PAIRS" ]; do
+		say "$name: pair $p of $PAIRS"
+		if [ $((p % 2)) = 1 ]; then
+			one "$name" "$knob" off $p "$wk" "$@"
+			one "$name" "$knob" on $p "$wk" "$@"
+		else
+			one "$name" "$knob" on $p "$wk" "$@"
+			one "$name" "$knob" off $p "$wk" "$@"
+		fi
+		p=$((p + 1))
+	done
+}
+
+# summary NAME TITLE HEADLINE: the table and the RESULT line of NAME from
+# its NAME-{off,on}-PAIR.out files; HEADLINE is the key whose reduction
+# per 1000 pages unmapped is reduction_pct
+summary() {
+	awk -v name="$1" -v title="$2" -v head="$3" -v pairs="$PAIRS" \
+	    -v vcpus="$NCPU" -v readers="$READERS" -v arch="$ARCH" '
+	function med(a, n,   i, j, t, b) {	# median of a[1..n]
+		if (n < 1) return 0
+		for (i = 1; i <= n; i++) b[i] = a[i]
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && b[j - 1] > b[j]; j--) { t = b[j]; b[j] = b[j - 1]; b[j - 1] = t }
+		return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
+	}
+	function mn(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] < m) m = a[i]; return m }
+	function mx(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] > m) m = a[i]; return m }
+	function get(f, k,   l) {
+		while ((getline l < f) > 0)
+			if (index(l, k "=") == 1) { close(f); return substr(l, length(k) + 2) + 0 }
+		close(f); return 0
+	}
+	function red(a, b) { return a > 0 ? 100 * (a - b) / a : 0 }
 	BEGIN {
-		off = "/tmp/luf-bench/" name "-off.out"; on = "/tmp/luf-bench/" name "-on.out"
-		printf "%-34s %14s %14s\n", title, "LUF off", "LUF on"
-		printf "%-34s %14d %14d\n", "TLB shootdown IRQs (TLB row sum)", v(off, "tlb_irqs"), v(on, "tlb_irqs")
-		printf "%-34s %14d %14d\n", "nr_tlb_remote_flush", v(off, "nr_tlb_remote_flush"), v(on, "nr_tlb_remote_flush")
-		printf "%-34s %14d %14d\n", wl, v(off, wk), v(on, wk)
-		printf "%-34s %14.0f %14.0f\n", "reader pages read per second",
-		       v(off, "pages_read") / (v(off, "seconds") + 1e-9), v(on, "pages_read") / (v(on, "seconds") + 1e-9)
+		nk = split("seconds unmapped tlb_irqs nr_tlb_remote_flush tlbi pages_read readers_active_s luf_forced_timer luf_deferred_folios luf_flushes", K, " ")
+		n = 0
+		for (p = 1; p <= pairs; p++) {
+			fo = "/tmp/luf-bench/" name "-off-" p ".out"
+			fn = "/tmp/luf-bench/" name "-on-" p ".out"
+			if ((getline l < fo) <= 0 || (getline l < fn) <= 0) { close(fo); close(fn); continue }
+			close(fo); close(fn)
+			n++
+			for (i = 1; i <= nk; i++) { off[K[i], n] = get(fo, K[i]); on[K[i], n] = get(fn, K[i]) }
+		}
+		if (!n) { print "# luf-bench: error: no complete off/on pair for " name; exit 1 }
+		# per run: rates and counts per 1000 pages unmapped; per pair: ratios
+		for (i = 1; i <= n; i++) {
+			so = off["seconds", i] + 1e-9; sn = on["seconds", i] + 1e-9
+			wo = off["unmapped", i] + 1e-9; wn = on["unmapped", i] + 1e-9
+			uo[i] = off["unmapped", i] / so; un[i] = on["unmapped", i] / sn
+			ro[i] = off["pages_read", i] / so; rn[i] = on["pages_read", i] / sn
+			ur[i] = uo[i] > 0 ? un[i] / uo[i] : 0
+			rr[i] = ro[i] > 0 ? rn[i] / ro[i] : 0
+			# per second the readers loops ran (active), and their
+			# share of the run (readers x seconds)
+			ao[i] = off["pages_read", i] / (off["readers_active_s", i] + 1e-9)
+			an[i] = on["pages_read", i] / (on["readers_active_s", i] + 1e-9)
+			ar[i] = ao[i] > 0 ? an[i] / ao[i] : 0
+			sho[i] = off["readers_active_s", i] / so / readers
+			shn[i] = on["readers_active_s", i] / sn / readers
+			shr[i] = sho[i] > 0 ? shn[i] / sho[i] : 0
+			io[i] = 1000 * off["tlb_irqs", i] / wo; in_[i] = 1000 * on["tlb_irqs", i] / wn
+			fo_[i] = 1000 * off["nr_tlb_remote_flush", i] / wo; fn_[i] = 1000 * on["nr_tlb_remote_flush", i] / wn
+			to[i] = 1000 * off["tlbi", i] / wo; tn[i] = 1000 * on["tlbi", i] / wn
+			ir[i] = red(io[i], in_[i]); fr[i] = red(fo_[i], fn_[i]); tr[i] = red(to[i], tn[i])
+			# the max_defer_ms timer flushes once per expiry: a count
+			# that grows with the run time, not with the pages
+			fu[i] = 1000 * (on["nr_tlb_remote_flush", i] - on["luf_forced_timer", i]) / wn
+			fur[i] = red(fo_[i], fu[i])
+			if (head == "tlb_irqs") hr[i] = ir[i]
+			else if (head == "tlbi") hr[i] = tr[i]
+			else hr[i] = fr[i]
+			for (j = 1; j <= nk; j++) { A[j, "off", i] = off[K[j], i]; A[j, "on", i] = on[K[j], i] }
+		}
+		for (j = 1; j <= nk; j++) {
+			for (i = 1; i <= n; i++) { xo[i] = A[j, "off", i]; xn[i] = A[j, "on", i] }
+			Mo[K[j]] = med(xo, n); Mn[K[j]] = med(xn, n)
+		}
+		printf "%s, %d vCPUs, %d readers, %d off/on pairs (medians; ratio = on/off per pair)\n", title, vcpus, readers, n
+		printf "%-36s %12s %12s %22s\n", "", "LUF off", "LUF on", "ratio or reduction"
+		printf "%-36s %12.1f %12.1f\n", "seconds per run", Mo["seconds"], Mn["seconds"]
+		printf "%-36s %12d %12d\n", "pages unmapped per run", Mo["unmapped"], Mn["unmapped"]
+		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "pages unmapped per second", med(uo, n), med(un, n), med(ur, n), mn(ur, n), mx(ur, n)
+		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "reader pages read per second", med(ro, n), med(rn, n), med(rr, n), mn(rr, n), mx(rr, n)
+		printf "%-36s %12.0f %12.0f %10.3f (%.3f..%.3f)\n", "  per second the readers ran", med(ao, n), med(an, n), med(ar, n), mn(ar, n), mx(ar, n)
+		printf "%-36s %12.3f %12.3f %10.3f (%.3f..%.3f)\n", "  readers running, share of the run", med(sho, n), med(shn, n), med(shr, n), mn(shr, n), mx(shr, n)
+		printf "%-36s %12d %12d\n", "TLB shootdown IRQs", Mo["tlb_irqs"], Mn["tlb_irqs"]
+		printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(io, n), med(in_, n), med(ir, n), mn(ir, n), mx(ir, n)
+		printf "%-36s %12d %12d\n", "nr_tlb_remote_flush", Mo["nr_tlb_remote_flush"], Mn["nr_tlb_remote_flush"]
+		printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(fo_, n), med(fn_, n), med(fr, n), mn(fr, n), mx(fr, n)
+		printf "%-36s %12s %12.2f %9.1f%% (%.1f..%.1f)\n", "  without the timer flushes", "", med(fu, n), med(fur, n), mn(fur, n), mx(fur, n)
+		if (arch == "aarch64") {
+			printf "%-36s %12d %12d\n", "broadcast TLBIs (reclaimed RO pages)", Mo["tlbi"], Mn["tlbi"]
+			printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(to, n), med(tn, n), med(tr, n), mn(tr, n), mx(tr, n)
+		}
+		printf "%-36s %12d %12d\n", "luf deferred folios", Mo["luf_deferred_folios"], Mn["luf_deferred_folios"]
+		printf "%-36s %12d %12d\n", "luf flushes (all causes)", Mo["luf_flushes"], Mn["luf_flushes"]
+		printf "%-36s %12d %12d\n", "  of them by the max_defer_ms timer", Mo["luf_forced_timer"], Mn["luf_forced_timer"]
+		line = sprintf("RESULT %s vcpus=%d readers=%d pairs=%d reduction_pct=%.1f reduction_range=%.1f..%.1f", name, vcpus, readers, n, med(hr, n), mn(hr, n), mx(hr, n))
+		if (arch == "aarch64")
+			line = line sprintf(" tlbi_off=%d tlbi_on=%d tlbi_per_kpage_off=%.2f tlbi_per_kpage_on=%.2f", Mo["tlbi"], Mn["tlbi"], med(to, n), med(tn, n))
+		else
+			line = line sprintf(" tlb_irqs_off=%d tlb_irqs_on=%d tlb_irqs_per_kpage_off=%.2f tlb_irqs_per_kpage_on=%.2f remote_flush_off=%d remote_flush_on=%d remote_flush_per_kpage_off=%.2f remote_flush_per_kpage_on=%.2f", Mo["tlb_irqs"], Mn["tlb_irqs"], med(io, n), med(in_, n), Mo["nr_tlb_remote_flush"], Mn["nr_tlb_remote_flush"], med(fo_, n), med(fn_, n))
+		if (arch != "aarch64")
+			line = line sprintf(" remote_flush_untimed_reduction_pct=%.1f", med(fur, n))
+		line = line sprintf(" timer_flushes_on=%d unmapped_off=%d unmapped_on=%d unmap_per_s_off=%.0f unmap_per_s_on=%.0f unmap_ratio=%.3f unmap_ratio_range=%.3f..%.3f reads_off=%.0f reads_on=%.0f reads_ratio=%.3f reads_ratio_range=%.3f..%.3f reads_active_off=%.0f reads_active_on=%.0f reads_active_ratio=%.3f reads_active_ratio_range=%.3f..%.3f readers_share_off=%.3f readers_share_on=%.3f readers_share_ratio=%.3f readers_share_ratio_range=%.3f..%.3f",
+			Mn["luf_forced_timer"], Mo["unmapped"], Mn["unmapped"], med(uo, n), med(un, n), med(ur, n), mn(ur, n), mx(ur, n), med(ro, n), med(rn, n), med(rr, n), mn(rr, n), mx(rr, n),
+			med(ao, n), med(an, n), med(ar, n), mn(ar, n), mx(ar, n), med(sho, n), med(shn, n), med(shr, n), mn(shr, n), mx(shr, n))
+		print line > "/tmp/luf-bench/" name ".result"
 	}'
 }
 
-pct() {	# pct OFF ON
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a > 0 ? 100 * (a - b) / a : 0) }'
-}
-
-pair reclaim enabled memcg --seconds "$SECS"
-# read-only anonymous memory needs swap (its pages are read back from it)
+# what runs, in LIST order
 anon=0
-if [ -b /dev/zram0 ] && swapon /dev/zram0 2>/dev/null; then
-	anon=4
-else
-	echo "# luf-bench: no swap on /dev/zram0: the migrc benchmark moves file pages only"
-fi
-pair migrc migrc_enabled migrate --chunk 16 --size-mb 4 --anon-mb $anon --rounds 4
-[ $anon = 0 ] || swapoff /dev/zram0
-demote=0
-# demotion needs a second memory tier (x86: node 1 from HMAT)
-if [ "$(ls -d /sys/devices/virtual/memory_tiering/memory_tier* 2>/dev/null | wc -l)" -ge 2 ]; then
-	pair migrc-demote enabled,migrc_enabled demote --rounds 4
-	demote=1
-else
-	echo "# luf-bench: no second memory tier: no demotion benchmark"
-fi
+for b in $LIST; do
+	case $b in
+	reclaim)
+		bench reclaim enabled pgsteal memcg --rounds "$RROUNDS" ;;
+	migrc)
+		# read-only anonymous memory needs swap (its pages are read back from it)
+		if [ -b /dev/zram0 ] && swapon /dev/zram0 2>/dev/null; then
+			anon=4
+		else
+			anon=0
+			say "no swap on /dev/zram0: the migrc benchmark moves file pages only"
+		fi
+		bench migrc migrc_enabled pages_migrated migrate --chunk 16 --size-mb 4 \
+			--anon-mb $anon --rounds "$MROUNDS"
+		[ $anon = 0 ] || swapoff /dev/zram0 ;;
+	migrc-demote)
+		# demotion needs a second memory tier (x86: node 1 from HMAT)
+		if [ "$(ls -d /sys/devices/virtual/memory_tiering/memory_tier* 2>/dev/null | wc -l)" -ge 2 ]; then
+			bench migrc-demote enabled,migrc_enabled pgdemote demote --rounds 4
+		else
+			say "no second memory tier: no demotion benchmark"
+		fi ;;
+	*)
+		say "error: unknown benchmark $b (reclaim, migrc, migrc-demote)"
+		status=1 ;;
+	esac
+done
 
 [ -n "$nb_saved" ] && echo "$nb_saved" > "$NB"
 
 echo "# luf-bench-table-begin"
-table reclaim "reclaim benchmark (memcg)" pgsteal "pages reclaimed (memcg pgsteal)"
-echo
-table migrc "MIGRC benchmark (move_pages)" pages_migrated "pages migrated"
-if [ $demote = 1 ]; then
+for b in $LIST; do
+	case $b in
+	reclaim) t="reclaim benchmark (memcg; pages unmapped = memcg pgsteal)"
+		 h=tlb_irqs; [ "$ARCH" = aarch64 ] && h=tlbi ;;
+	migrc) t="MIGRC benchmark (move_pages; pages unmapped = pages migrated)"; h=nr_tlb_remote_flush ;;
+	migrc-demote) t="MIGRC benchmark (demotion; pages unmapped = pgdemote)"; h=nr_tlb_remote_flush ;;
+	*) continue ;;
+	esac
+	ls "$D/$b"-off-*.out >/dev/null 2>&1 || continue
+	summary "$b" "$t" "$h" || status=1
 	echo
-	table migrc-demote "MIGRC benchmark (demotion)" pgdemote "pages demoted (pgdemote)"
-fi
+done
 echo "# luf-bench-table-end"
-
-if [ "$(uname -m)" = aarch64 ]; then
-	# arm64 sends no IPIs: count broadcast TLBIs for reclaimed read-only
-	# pages.  Off: one TLBI VALE1IS per read-only PTE (reclaim_ro_folios:
-	# the readers map each page once).  On: those not left out, plus the
-	# ASID-wide ones the deferred flushes sent.
-	c() { sed -n "s/^# bench-reclaim-$1: luf\/$2=//p" "$D/bench.log" | head -n 1; }
-	toff=$(c off reclaim_ro_folios)
-	ton=$(( $(c on reclaim_ro_folios) - $(c on tlbi_avoided) + $(c on tlbi_issued) ))
-	o=$D/reclaim-off.out n=$D/reclaim-on.out
-	echo "RESULT arm64-reclaim tlbi_off=$toff tlbi_on=$ton reduction_pct=$(pct "$toff" "$ton")" \
-	     "reads_off=$(awk -v p="$(val "$o" pages_read)" -v s="$(val "$o" seconds)" 'BEGIN { printf "%.0f", p / s }')" \
-	     "reads_on=$(awk -v p="$(val "$n" pages_read)" -v s="$(val "$n" seconds)" 'BEGIN { printf "%.0f", p / s }')"
-else
-	# x86: shootdown IPIs and remote flushes (arm64 sends none)
-	o=$D/reclaim-off.out n=$D/reclaim-on.out
-	echo "RESULT reclaim shootdowns_off=$(val "$o" tlb_irqs) shootdowns_on=$(val "$n" tlb_irqs)" \
-	     "reduction_pct=$(pct "$(val "$o" tlb_irqs)" "$(val "$n" tlb_irqs)")" \
-	     "reads_off=$(awk -v p="$(val "$o" pages_read)" -v s="$(val "$o" seconds)" 'BEGIN { printf "%.0f", p / s }')" \
-	     "reads_on=$(awk -v p="$(val "$n" pages_read)" -v s="$(val "$n" seconds)" 'BEGIN { printf "%.0f", p / s }')"
-	o=$D/migrc-off.out n=$D/migrc-on.out
-	echo "RESULT migrc remote_flush_off=$(val "$o" nr_tlb_remote_flush)" \
-	     "remote_flush_on=$(val "$n" nr_tlb_remote_flush)" \
-	     "reduction_pct=$(pct "$(val "$o" nr_tlb_remote_flush)" "$(val "$n" nr_tlb_remote_flush)")" \
-	     "migrated_off=$(val "$o" pages_migrated) migrated_on=$(val "$n" pages_migrated)"
-fi
-if [ $demote = 1 ]; then
-	o=$D/migrc-demote-off.out n=$D/migrc-demote-on.out
-	echo "RESULT migrc-demote remote_flush_off=$(val "$o" nr_tlb_remote_flush)" \
-	     "remote_flush_on=$(val "$n" nr_tlb_remote_flush)" \
-	     "reduction_pct=$(pct "$(val "$o" nr_tlb_remote_flush)" "$(val "$n" nr_tlb_remote_flush)")" \
-	     "demoted_off=$(val "$o" pgdemote) demoted_on=$(val "$n" pgdemote)"
-fi
+for b in $LIST; do
+	[ -f "$D/$b.result" ] || continue
+	r=$(cat "$D/$b.result")
+	# arm64's reclaim line says what it counts
+	[ "$ARCH" = aarch64 ] && [ "$b" = reclaim ] && r="RESULT arm64-reclaim ${r#RESULT reclaim }"
+	echo "$r"
+done
+exit $status
