@@ -21,6 +21,7 @@
 #include <linux/rmap.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
+#include <asm/tlbflush.h>
 #include "luf.h"
 #include "trace.h"
 
