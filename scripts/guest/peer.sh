@@ -12,10 +12,14 @@
 #   stress-ng/NAME  the stages of /luf/peer/stress.list: Debian's stress-ng
 #                   (x86_64: the host's over the 9p root, /luf/hostroot.sh;
 #                   arm64: /usr/bin/stress-ng from the initramfs) with
-#                   --verify, each stage in its own memory cgroup whose
+#                   --verify, each stage in its own cgroup whose
 #                   memory.high is below what the stage touches, with zram
-#                   swap on, so that reclaim (and, for numa, migration)
-#                   really happen.  memory.max (3 x memory.high) leaves
+#                   swap on and demotion to node 1 enabled (x86_64: HMAT
+#                   makes node 1 a lower tier), so that reclaim really
+#                   happens, and whose cpuset.mems flips between node 0 and
+#                   node 1 every LUF_PEER_FLIP (2) seconds, so that its
+#                   pages, the shared text of stress-ng too, really
+#                   migrate.  memory.max (2 x memory.high + 48 MiB) leaves
 #                   headroom: an OOM kill in the cgroup (memory.events
 #                   oom_kill) is reported as such, apart from a stressor
 #                   failure (--verify).
@@ -37,6 +41,7 @@ TMO=${LUF_PEER_TIMEOUT:-300}
 PASSES=${LUF_PEER_PASSES:-off on}
 W=/tmp/peer
 HR=/run/luf-peer-root
+FLIP=${LUF_PEER_FLIP:-2}
 
 warn() { echo "# luf-peer: warning: $*"; }
 # shellcheck source=scripts/guest/hostroot.sh
@@ -133,6 +138,17 @@ stress_setup() {
 	mkdir -p "$HR$STRESS_TMP"
 }
 
+# flipper CG: move CG's memory between node 0 and node 1 every $FLIP
+# seconds (cpuset.mems; cgroup v2 migrates a task's pages when its mems
+# change, mapped by others too: MR_SYSCALL), until killed
+flipper() {
+	fl_m=1
+	while sleep "$FLIP"; do
+		echo "$fl_m" > "$1/cpuset.mems" 2>/dev/null || return 0
+		fl_m=$((1 - fl_m))
+	done
+}
+
 # cg_get CG FILE KEY: a value of a flat-keyed cgroup file
 cg_get() { awk -v k="$3" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1/$2" 2>/dev/null; }
 
@@ -156,11 +172,16 @@ run_stress() {
 		rmdir "$cg" 2>/dev/null
 		mkdir -p "$cg"
 		echo "${high}M" > "$cg/memory.high"
-		echo "$((high * 3))M" > "$cg/memory.max"
+		echo "$((2 * high + 48))M" > "$cg/memory.max"
+		echo 0 > "$cg/cpuset.mems" 2>/dev/null
 		set -- stress-ng --verify --timeout "${secs}s" --temp-path "$STRESS_TMP" \
 			--metrics-brief
-		echo "# $* $args (memory.high=${high}M)"
+		echo "# $* $args (memory.high=${high}M memory.max=$((2 * high + 48))M," \
+			"cpuset.mems 0 <-> 1 every ${FLIP}s)"
 		t0=$(cut -d. -f1 /proc/uptime)
+		mig0=$(awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat)
+		flipper "$cg" &
+		fl=$!
 		if [ -n "$STRESS_ROOT" ]; then
 			# shellcheck disable=SC2086,SC2016
 			sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
@@ -171,12 +192,16 @@ run_stress() {
 			sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" $args
 		fi > "$log" 2>&1 </dev/null
 		rc=$?
+		kill "$fl" 2>/dev/null
+		wait "$fl" 2>/dev/null
+		mig=$(( $(awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat) - mig0 ))
 		oom=$(cg_get "$cg" memory.events oom_kill)
 		echo "# luf-peer: stress-ng/$name: rc=$rc $(( $(cut -d. -f1 /proc/uptime) - t0 ))s" \
 			"memcg: pgscan=$(cg_get "$cg" memory.stat pgscan)" \
 			"pgsteal=$(cg_get "$cg" memory.stat pgsteal)" \
 			"pswpout=$(cg_get "$cg" memory.stat pswpout)" \
-			"oom_kill=$oom high_events=$(cg_get "$cg" memory.events high)"
+			"oom_kill=$oom high_events=$(cg_get "$cg" memory.events high)" \
+			"pgmigrate_success=$mig"
 		sed 's/^/# /' "$log"
 		: > "$log.tap"
 		if [ "$oom" -gt 0 ]; then
@@ -240,6 +265,8 @@ if [ -f "$PEER/stress.list" ] && stress_setup; then
 	STRESS_OK=1
 fi
 swapon /dev/zram0 2>/dev/null || warn "swapon /dev/zram0 failed"
+echo +cpuset > "$CG/cgroup.subtree_control" 2>/dev/null ||
+	warn "no cpuset controller: stress-ng stages run without migration"
 echo 1 > /sys/kernel/mm/numa/demotion_enabled 2>/dev/null
 for pass in $PASSES; do
 	load "$pass" || continue
