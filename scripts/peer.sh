@@ -22,6 +22,7 @@
 #   the initramfs: $LUF_OUT/peer/files lists them as "GUESTPATH HOSTPATH".
 #
 # LUF_PEER=0 builds nothing (make check then runs no peer suite).
+# LUF_PEER_MM_LIST, LUF_PEER_STRESS_LIST: other lists (same format).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -38,7 +39,8 @@ else
 	need_pkgs rsync make
 fi
 kdir=$(need_kdir)
-list=$LUF_TOP/scripts/guest/peer-mm.list
+list=${LUF_PEER_MM_LIST:-$LUF_TOP/scripts/guest/peer-mm.list}
+slist=${LUF_PEER_STRESS_LIST:-$LUF_TOP/scripts/guest/peer-stress.list}
 [ -f "$list" ] || die "no $list"
 work=$LUF_OUT/peer-build
 src=$work/src
@@ -141,8 +143,9 @@ mapfile -t progs < <(awk -v a="$LUF_ARCH" '!/^[[:space:]]*(#|$)/ &&
 	("," $2 ",") ~ ("," a ",|,all,") { print $3 }' "$list" | sort -u)
 out=$work/mm
 mkdir -p "$out"
-log "building mm selftests: ${progs[*]} (static${cross:+, ${cross[*]}})"
-if ! make -C "$src/tools/testing/selftests/mm" OUTPUT="$out" "${cross[@]}" \
+log "building mm selftests: ${progs[*]:-none} (static${cross:+, ${cross[*]}})"
+# (no program: make would build all of them)
+if [ ${#progs[@]} -gt 0 ] && ! make -C "$src/tools/testing/selftests/mm" OUTPUT="$out" "${cross[@]}" \
 	KHDR_INCLUDES="-isystem $hdr" USERCFLAGS="-isystem $numa/usr/include" \
 	USERLDFLAGS="-static -L$numa/usr/lib/$ARCH_TRIPLET" -j"$LUF_JOBS" \
 	"${progs[@]/#/$out/}" > "$work/build.log" 2>&1; then
@@ -157,6 +160,6 @@ for p in "${progs[@]}"; do
 	install -m 0755 "$out/$p" "$peer/mm/$p"
 done
 cp "$list" "$peer/mm.list"
-cp "$LUF_TOP/scripts/guest/peer-stress.list" "$peer/stress.list"
+cp "$slist" "$peer/stress.list"
 [ "$ARCH_USERLAND" = host ] || stress_deb > "$peer/files"
 log "peer suites ready in $peer ($(( $(date +%s) - start ))s)"

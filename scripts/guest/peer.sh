@@ -124,6 +124,7 @@ run_mm() {
 # stress-ng for this guest: the host's over the 9p root, or our own
 stress_setup() {
 	if [ -x /usr/bin/stress-ng ]; then
+		STRESS_BIN=/usr/bin/stress-ng
 		STRESS_ROOT=
 		STRESS_TMP=/mnt/ext4/peer-stress
 		mkdir -p "$STRESS_TMP"
@@ -134,6 +135,7 @@ stress_setup() {
 	fi
 	[ -x "$HR/usr/bin/stress-ng" ] || { warn "no stress-ng on the host (apt-get install stress-ng)"; return 1; }
 	STRESS_ROOT=$HR
+	STRESS_BIN=stress-ng
 	STRESS_TMP=/run/luf-mnt/ext4/peer-stress
 	mkdir -p "$HR$STRESS_TMP"
 }
@@ -174,7 +176,7 @@ run_stress() {
 		echo "${high}M" > "$cg/memory.high"
 		echo "$((2 * high + 48))M" > "$cg/memory.max"
 		echo 0 > "$cg/cpuset.mems" 2>/dev/null
-		set -- stress-ng --verify --timeout "${secs}s" --temp-path "$STRESS_TMP" \
+		set -- "$STRESS_BIN" --verify --timeout "${secs}s" --temp-path "$STRESS_TMP" \
 			--metrics-brief
 		echo "# $* $args (memory.high=${high}M memory.max=$((2 * high + 48))M," \
 			"cpuset.mems 0 <-> 1 every ${FLIP}s)"
