@@ -15,7 +15,8 @@
 # if anything failed.
 # Environment: LUF_TEST_TIMEOUT (seconds per test program, guest side),
 # LUF_TIMEOUT (whole guest run), LUF_CONSOLE (see qemu.sh; default progress),
-# LUF_ARCH (x86_64 or arm64; default x86_64).
+# LUF_ARCH (x86_64 or arm64; default x86_64), LUF_PEER (0: no peer suites;
+# only: the peer suites and the guest-host checks only, for iterating on them).
 # LUF_ARCHES="x86_64 arm64": one whole check per architecture, one after the
 # other (each in out/<arch>/, LUF_OUT is ignored), each with its own table
 # and verdict; then one line per architecture and, at the very end, one
@@ -187,7 +188,8 @@ if ! build_guest; then
 fi
 rm -f "$LUF_OUT/check.log" "$LUF_OUT/check-mt.log"
 LUF_CONSOLE=${LUF_CONSOLE:-progress} "$LUF_TOP/scripts/qemu.sh" check \
-	${LUF_TEST_TIMEOUT:+lufvm.test_timeout=$LUF_TEST_TIMEOUT} || true
+	${LUF_TEST_TIMEOUT:+lufvm.test_timeout=$LUF_TEST_TIMEOUT} \
+	${LUF_PEER:+lufvm.peer=$LUF_PEER} || true
 # The correctness and stress tests once more on truly parallel vCPUs
 # (one host thread per vCPU): races between CPUs really run in parallel.
 # Only where the arch table says so (ARCH_CHECK_MT=1; LUF_MT=0: skip): the

@@ -19,6 +19,10 @@
 #                         /usr/bin/bash (and /bin/bash)
 #   /etc/modprobe.d/      empty
 #   /luf/kselftest/, /luf/bin/   (scripts/selftests.sh)
+#   /luf/peer.sh, /luf/peer/     the peer suites (scripts/peer.sh); with
+#                         ARCH_USERLAND=deb also /usr/bin/stress-ng and its
+#                         libraries
+#   /luf/hostroot.sh      scripts/guest/hostroot.sh (sourced by /init)
 #   /luf/extra/<file>     scripts/initramfs.sh --extra FILE (repeatable)
 #   /luf/extra.args       scripts/initramfs.sh --args ARG... (one per line;
 #                         must come last)
@@ -61,6 +65,11 @@ rel=$(cat "$kdir/include/config/kernel.release")
 	die "no $modroot/lib/modules/$rel/modules.dep: run scripts/module.sh first"
 kmod_tools="modprobe modinfo lsmod rmmod insmod depmod"
 kmod_files=$(guest_userland) || die "cannot get kmod for the $LUF_ARCH guest"
+# ARCH_USERLAND=deb: stress-ng and its libraries for the peer suites
+# (scripts/peer.sh), as more "GUESTPATH HOSTPATH" lines
+if [ -f "$LUF_OUT/peer/files" ]; then
+	kmod_files=$(printf '%s\n' "$kmod_files" | cat - "$LUF_OUT/peer/files" | awk '!seen[$1]++')
+fi
 
 gen=$kdir/usr/gen_init_cpio
 if [ ! -x "$gen" ]; then
@@ -106,6 +115,8 @@ list=$LUF_OUT/initramfs.list
 	echo "file /luf/run-tests.sh $guest/run-tests.sh 0755 0 0"
 	echo "file /luf/demo.sh $guest/demo.sh 0755 0 0"
 	echo "file /luf/bench.sh $guest/bench.sh 0755 0 0"
+	echo "file /luf/hostroot.sh $guest/hostroot.sh 0644 0 0"
+	echo "file /luf/peer.sh $guest/peer.sh 0755 0 0"
 	for f in "$LUF_OUT"/*.ko; do
 		if [ -f "$modroot/lib/modules/$rel/updates/${f##*/}" ]; then
 			echo "slink /luf/${f##*/} /lib/modules/$rel/updates/${f##*/} 0777 0 0"
@@ -127,6 +138,17 @@ list=$LUF_OUT/initramfs.list
 		(cd "$LUF_OUT/kselftest" && find . -type f -printf '%P %m\n' | sort) |
 			while read -r f m; do
 				echo "file /luf/kselftest/$f $LUF_OUT/kselftest/$f $m 0 0"
+			done
+	fi
+	# the peer suites (scripts/peer.sh): /luf/peer/, and with
+	# ARCH_USERLAND=deb stress-ng and its libraries (peer/files)
+	if [ -d "$LUF_OUT/peer" ]; then
+		echo "dir /luf/peer 0755 0 0"
+		(cd "$LUF_OUT/peer" && find . -mindepth 1 -type d | sort) |
+			while read -r d; do echo "dir /luf/peer/${d#./} 0755 0 0"; done
+		(cd "$LUF_OUT/peer" && find . -type f ! -name files -printf '%P %m\n' | sort) |
+			while read -r f m; do
+				echo "file /luf/peer/$f $LUF_OUT/peer/$f $m 0 0"
 			done
 	fi
 	for f in "${extras[@]}"; do

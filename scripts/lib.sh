@@ -208,7 +208,8 @@ guest_elf_closure() {
 }
 
 # build_guest [INITRAMFS-ARG...]: the pipeline every guest boot needs, in
-# order: kernel (cached) -> luf.ko and test modules -> selftests -> initramfs
+# order: kernel (cached) -> luf.ko and test modules -> selftests -> peer
+# suites (scripts/peer.sh) -> initramfs
 # (arguments go to scripts/initramfs.sh).  Used by check, demo, run and
 # shell.  Returns 1 at the first step that fails, with its script name in
 # LUF_FAILED_STEP.
@@ -216,7 +217,7 @@ guest_elf_closure() {
 build_guest() {
 	local s
 	export LUF_FAILED_STEP=
-	for s in kernel module selftests; do
+	for s in kernel module selftests peer; do
 		"$LUF_TOP/scripts/$s.sh" || { LUF_FAILED_STEP=$s.sh; return 1; }
 	done
 	"$LUF_TOP/scripts/initramfs.sh" "$@" || { LUF_FAILED_STEP=initramfs.sh; return 1; }

@@ -132,6 +132,8 @@ console() {
 			'# '*'ok '*) [[ $line =~ ^(\#\ )+ok\  ]] && p=$((p + 1)) ;;
 			'Bail out!'*) printf '    %s\n' "$line" >&2 ;;
 			'# luf-demo: '*) log "  ${line#'# luf-demo: '}" ;;
+			# the peer suites (scripts/guest/peer.sh)
+			'# luf-peer: '*) log "  peer: ${line#'# luf-peer: '}" ;;
 			'LUF-DONE') log "guest finished" ;;
 			'#'*|[[:space:]]*'#'*) ;;
 			*) if [[ $line =~ $LUF_KERNEL_ERRORS && ! $line =~ $LUF_KERNEL_BENIGN ]]; then

@@ -11,7 +11,9 @@
 # TCG pass of make check) runs only the correctness programs, with
 # LUF_KEEP_MODULE=1: luf.ko is loaded once, never unloaded under load.
 # lufvm.test_timeout=SECS overrides the per-program timeout of
-# selftests/settings.  Then dmesg, LUF-DONE, poweroff.
+# selftests/settings.  Then (not with lufvm.order) the peer suites,
+# /luf/peer.sh, if scripts/peer.sh built them: lufvm.peer=0 leaves them
+# out, lufvm.peer=only runs nothing else.  Then dmesg, LUF-DONE, poweroff.
 #
 # run_kselftest.sh times programs out only with /usr/bin/timeout, and
 # calls it with --foreground, which busybox's timeout rejects: a small
@@ -61,17 +63,21 @@ TIMEOUT
 	chmod 0755 /usr/bin/timeout
 }
 
+cmdline_get() {		# cmdline_get <key> <default>
+	v=$2
+	read -r cmdline < /proc/cmdline
+	for w in $cmdline; do
+		case $w in "$1="*) v=${w#*=} ;; esac
+	done
+	echo "$v"
+}
+
 run() {
 	if [ ! -x "$KSFT/run_kselftest.sh" ]; then
 		echo "not ok 1 selftests: luf: $KSFT/run_kselftest.sh missing (scripts/selftests.sh)"
 		return
 	fi
-	install_timeout
-	tmo=
-	read -r cmdline < /proc/cmdline
-	for a in $cmdline; do
-		case $a in lufvm.test_timeout=*) tmo=${a#*=} ;; esac
-	done
+	tmo=$(cmdline_get lufvm.test_timeout "")
 	case ${LUF_ORDER:-} in
 	'')
 		"$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} -c luf ;;
@@ -90,7 +96,12 @@ for fd in 0:stdin 1:stdout 2:stderr; do
 	[ -e "/dev/${fd#*:}" ] || ln -s "/proc/self/fd/${fd%%:*}" "/dev/${fd#*:}"
 done
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
-run
+install_timeout
+peer=$(cmdline_get lufvm.peer 1)
+[ "$peer" = only ] || run
+if [ -z "${LUF_ORDER:-}" ] && [ "$peer" != 0 ] && [ -d "$LUF_DIR/peer" ]; then
+	sh /luf/peer.sh
+fi
 echo "# luf-dmesg-begin"
 dmesg
 echo "# luf-dmesg-end"
