@@ -63,19 +63,4 @@ static inline struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
 
 #define luf_arch_mask luf_arch_mask
 
-/*
- * asm/tlbflush.h keeps its batch helpers from modules (#ifndef MODULE):
- * the core's exported arch_tlbbatch_flush() is declared here again, and
- * arch_tlbbatch_move() is the header's two cpumask operations.  The next
- * revision of the series moves both out of that block.
- */
-void arch_tlbbatch_flush(struct arch_tlbflush_unmap_batch *batch);
-
-static inline void arch_tlbbatch_move(struct arch_tlbflush_unmap_batch *dst,
-				      struct arch_tlbflush_unmap_batch *src)
-{
-	cpumask_or(&dst->cpumask, &dst->cpumask, &src->cpumask);
-	cpumask_clear(&src->cpumask);
-}
-
 #endif /* _LUF_ARCH_X86_H */

@@ -21,6 +21,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/guest/stats.sh
+. "$LUF_TOP/scripts/guest/stats.sh"
 
 rounds=${LUF_OVERHEAD_ROUNDS:-3}
 runs=${LUF_OVERHEAD_RUNS:-3}
@@ -69,23 +71,18 @@ echo
 echo "Hook overhead ($LUF_ARCH, TCG, $rounds boots per kernel x $runs runs x ${secs}s per phase;"
 echo "rate = operations per second, median; spread = (max - min) / median of the base runs)"
 for ph in fault cow tlb write; do
-	awk -v ph="$ph" '
-	function median(st,   n, i, j, t, a) {
-		n = 0
-		for (i = 1; i <= cnt[st]; i++) a[++n] = v[st, i]
-		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-		if (n == 0) return 0
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	$3 == ph { v[$1, ++cnt[$1]] = $4
-		if (!($1 in mn) || $4 < mn[$1]) mn[$1] = $4
-		if (!($1 in mx) || $4 > mx[$1]) mx[$1] = $4 }
+	awk -v ph="$ph" "$LUF_AWK_STATS"'
+	$3 != ph { next }
+	$1 == "base" { base[++nb] = $4 }
+	$1 == "unloaded" { unl[++nu] = $4 }
+	$1 == "observe" { obs[++no] = $4 }
 	END {
-		b = median("base"); u = median("unloaded"); o = median("observe")
+		b = med(base, nb); u = med(unl, nu); o = med(obs, no)
 		if (!b || !u || !o) { print "no measurements for " ph > "/dev/stderr"; exit 1 }
+		spread = (mx(base, nb) - mn(base, nb)) / b * 100
 		printf "  %-6s base %12.1f  unloaded %12.1f (%+.2f%%)  observe %12.1f (%+.2f%%)  spread %.2f%%\n",
-			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, (mx["base"] - mn["base"]) / b * 100
+			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, spread
 		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f unloaded_pct=%+.2f observe_pct=%+.2f spread_pct=%.2f runs=%d\n",
-			ph, b, u, o, (u / b - 1) * 100, (o / b - 1) * 100, (mx["base"] - mn["base"]) / b * 100, cnt["base"]
+			ph, b, u, o, (u / b - 1) * 100, (o / b - 1) * 100, spread, nb
 	}' "$all"
 done

@@ -114,6 +114,8 @@ fi
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/guest/stats.sh
+. "$LUF_TOP/scripts/guest/stats.sh"
 [ "$LUF_ARCH" = x86_64 ] ||
 	die "bench-sqlite.sh: x86_64 only (an arm64 guest cannot run the host's sqlite3)"
 pairs=${LUF_SQLITE_PAIRS:-5}
@@ -149,15 +151,7 @@ runs=$(grep -h '^# luf-sqlite-run:' "$LUF_OUT/host.log" || true)
 [ -n "$runs" ] || { cat "$log" >&2; die "sqlite3 benchmark: no runs (status $rc), see $LUF_OUT/host.log"; }
 grep -h '^# luf-sqlite' "$LUF_OUT/host.log"
 [ $rc = 0 ] || log "run.sh exited $rc (see $LUF_OUT/host.log)"
-awk -v nq="$nq" '
-function med(a, n,   i, j, t, b) {
-	for (i = 1; i <= n; i++) b[i] = a[i]
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && b[j - 1] > b[j]; j--) { t = b[j]; b[j] = b[j - 1]; b[j - 1] = t }
-	return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
-}
-function mn(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] < m) m = a[i]; return m }
-function mx(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] > m) m = a[i]; return m }
+awk -v nq="$nq" "$LUF_AWK_STATS"'
 {
 	split($3, pp, "="); p = pp[2] + 0; r = $4
 	for (i = 5; i <= NF; i++) { split($i, kv, "="); v[r, p, kv[1]] = kv[2] }

@@ -23,6 +23,7 @@
 #                         ARCH_USERLAND=deb also /usr/bin/stress-ng and its
 #                         libraries
 #   /luf/hostroot.sh      scripts/guest/hostroot.sh (sourced by /init)
+#   /luf/stats.sh         scripts/guest/stats.sh (sourced by /luf/bench.sh)
 #   /luf/extra/<file>     scripts/initramfs.sh --extra FILE (repeatable)
 #   /luf/extra.args       scripts/initramfs.sh --args ARG... (one per line;
 #                         must come last)
@@ -116,6 +117,7 @@ list=$LUF_OUT/initramfs.list
 	echo "file /luf/demo.sh $guest/demo.sh 0755 0 0"
 	echo "file /luf/bench.sh $guest/bench.sh 0755 0 0"
 	echo "file /luf/hostroot.sh $guest/hostroot.sh 0644 0 0"
+	echo "file /luf/stats.sh $guest/stats.sh 0644 0 0"
 	echo "file /luf/peer.sh $guest/peer.sh 0755 0 0"
 	for f in "$LUF_OUT"/*.ko; do
 		if [ -f "$modroot/lib/modules/$rel/updates/${f##*/}" ]; then

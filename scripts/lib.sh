@@ -207,6 +207,16 @@ guest_elf_closure() {
 	done
 }
 
+# link_tree DIR TO KEEP: DIR/* -> TO/* for every entry of TO but KEEP (a
+# tree of links to a cached kernel tree, so that a build never writes it)
+link_tree() {
+	local f
+	mkdir -p "$1"
+	for f in "$2"/*; do
+		[ "${f##*/}" = "$3" ] || ln -sfn "$f" "$1/"
+	done
+}
+
 # build_guest [INITRAMFS-ARG...]: the pipeline every guest boot needs, in
 # order: kernel (cached) -> luf.ko and test modules -> selftests -> peer
 # suites (scripts/peer.sh) -> initramfs

@@ -114,15 +114,6 @@ stress_deb() {
 	guest_elf_closure "$bin" "${libdirs[@]}"
 }
 
-# link DIR TO KEEP: DIR/* -> TO/* for every entry of TO but KEEP
-link() {
-	local f
-	mkdir -p "$1"
-	for f in "$2"/*; do
-		[ "${f##*/}" = "$3" ] || ln -sfn "$f" "$1/"
-	done
-}
-
 uapi_headers
 numa=$(numa_dev)
 
@@ -130,11 +121,11 @@ numa=$(numa_dev)
 # directory of links (check_config.sh writes local_config.* there).
 if [ "$(cat "$src/.kdir" 2>/dev/null)" != "$kdir" ]; then
 	rm -rf "$src"
-	link "$src" "$kdir" tools
-	link "$src/tools" "$kdir/tools" testing
-	link "$src/tools/testing" "$kdir/tools/testing" selftests
-	link "$src/tools/testing/selftests" "$kdir/tools/testing/selftests" mm
-	link "$src/tools/testing/selftests/mm" "$kdir/tools/testing/selftests/mm" ''
+	link_tree "$src" "$kdir" tools
+	link_tree "$src/tools" "$kdir/tools" testing
+	link_tree "$src/tools/testing" "$kdir/tools/testing" selftests
+	link_tree "$src/tools/testing/selftests" "$kdir/tools/testing/selftests" mm
+	link_tree "$src/tools/testing/selftests/mm" "$kdir/tools/testing/selftests/mm" ''
 	echo "$kdir" > "$src/.kdir"
 fi
 

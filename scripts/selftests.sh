@@ -26,23 +26,14 @@ bin=$LUF_OUT/bin
 cross=()
 [ -z "$ARCH_CROSS" ] || cross=(ARCH="$ARCH_KERNEL" CROSS_COMPILE="$ARCH_CROSS")
 
-# link DIR TO KEEP: DIR/* -> TO/* for every entry of TO but KEEP
-link() {
-	local f
-	mkdir -p "$1"
-	for f in "$2"/*; do
-		[ "${f##*/}" = "$3" ] || ln -sfn "$f" "$1/"
-	done
-}
-
 start=$(date +%s)
 # the links follow the kernel tree (a new build is a new tree)
 if [ "$(cat "$src/.kdir" 2>/dev/null)" != "$kdir" ]; then
 	rm -rf "$src" "$build"
-	link "$src" "$kdir" tools
-	link "$src/tools" "$kdir/tools" testing
-	link "$src/tools/testing" "$kdir/tools/testing" selftests
-	link "$src/tools/testing/selftests" "$kdir/tools/testing/selftests" luf
+	link_tree "$src" "$kdir" tools
+	link_tree "$src/tools" "$kdir/tools" testing
+	link_tree "$src/tools/testing" "$kdir/tools/testing" selftests
+	link_tree "$src/tools/testing/selftests" "$kdir/tools/testing/selftests" luf
 	echo "$kdir" > "$src/.kdir"
 fi
 rsync -a --delete "$LUF_TOP/selftests/" "$src/tools/testing/selftests/luf/"

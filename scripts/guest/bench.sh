@@ -56,6 +56,9 @@
 # under single-threaded TCG are mostly QEMU running the other vCPUs), and
 # readers_share the readers' running time over readers x run time.
 
+# shellcheck source=scripts/guest/stats.sh
+. /luf/stats.sh
+
 PAIRS=${LUF_BENCH_PAIRS:-1}
 LIST=$(echo "${LUF_BENCH_LIST:-reclaim,migrc,migrc-demote}" | tr , ' ')
 RROUNDS=${LUF_BENCH_RECLAIM_ROUNDS:-24}
@@ -211,16 +214,7 @@ bench() {
 # per 1000 pages unmapped is reduction_pct
 summary() {
 	awk -v name="$1" -v title="$2" -v head="$3" -v pairs="$PAIRS" \
-	    -v vcpus="$NCPU" -v readers="$READERS" -v arch="$ARCH" '
-	function med(a, n,   i, j, t, b) {	# median of a[1..n]
-		if (n < 1) return 0
-		for (i = 1; i <= n; i++) b[i] = a[i]
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && b[j - 1] > b[j]; j--) { t = b[j]; b[j] = b[j - 1]; b[j - 1] = t }
-		return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
-	}
-	function mn(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] < m) m = a[i]; return m }
-	function mx(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] > m) m = a[i]; return m }
+	    -v vcpus="$NCPU" -v readers="$READERS" -v arch="$ARCH" "$LUF_AWK_STATS"'
 	function get(f, k,   l) {
 		while ((getline l < f) > 0)
 			if (index(l, k "=") == 1) { close(f); return substr(l, length(k) + 2) + 0 }
