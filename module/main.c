@@ -73,10 +73,12 @@ static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 	/*
 	 * An unmap inside another TTU_LUF unmap of this task (an mmu
 	 * notifier of the outer walk allocated and reclaimed): the outer
-	 * folio's read-only entries are in @ro and must reach the outer
-	 * unmap_done, so the inner unmap does not defer (nor touch @ro).
+	 * folio's read-only entries in @ro must reach the outer unmap_done,
+	 * and its luf_other (a PTE that was not read-only and clean) must
+	 * survive, so the inner unmap does not defer (nor touch @ro).
+	 * luf_other of @ro is only ever set in the middle of a walk.
 	 */
-	if (ro->flush_required)
+	if (ro->flush_required || ro->luf_other)
 		return false;
 	defer = luf_may_defer(ctx, reason);
 	/* arm64: leave the per-page TLBIs out only when deferring */
