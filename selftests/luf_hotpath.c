@@ -24,14 +24,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "libluf.h"
 
 #define FAULT_BYTES	(2UL << 20)
 #define TLB_PAGES	64
@@ -40,28 +40,10 @@
 
 static int stop_spinner;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "luf_hotpath: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	/* a machine with one CPU still runs the loop, just without IPIs */
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 /* Map @bytes of anonymous memory, write one word per page, unmap it */
@@ -105,7 +87,7 @@ static unsigned long cow_round(char *p, size_t bytes)
 static void *spinner(void *arg)
 {
 	(void)arg;
-	pin(1);
+	pin_to_cpu(1);
 	while (!__atomic_load_n(&stop_spinner, __ATOMIC_RELAXED))
 		;
 	return NULL;
@@ -115,15 +97,15 @@ static unsigned long run(const char *phase, double secs, const char *dir)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
 	unsigned long ops = 0;
-	double end = now() + secs;
+	double end = luf_now() + secs;
 	char path[4096], buf[CHUNK];
 	pthread_t th;
 	off_t off = 0;
 	int fd;
 
 	if (!strcmp(phase, "fault")) {
-		pin(0);
-		while (now() < end)
+		pin_to_cpu(0);
+		while (luf_now() < end)
 			ops += touch_unmap(FAULT_BYTES);
 	} else if (!strcmp(phase, "cow")) {
 		char *p = mmap(NULL, FAULT_BYTES, PROT_READ | PROT_WRITE,
@@ -133,29 +115,29 @@ static unsigned long run(const char *phase, double secs, const char *dir)
 			die("mmap");
 		madvise(p, FAULT_BYTES, MADV_NOHUGEPAGE);
 		memset(p, 1, FAULT_BYTES);
-		pin(0);
-		while (now() < end)
+		pin_to_cpu(0);
+		while (luf_now() < end)
 			ops += cow_round(p, FAULT_BYTES);
 		munmap(p, FAULT_BYTES);
 	} else if (!strcmp(phase, "tlb")) {
-		pin(0);
+		pin_to_cpu(0);
 		if (pthread_create(&th, NULL, spinner, NULL))
 			die("pthread_create");
-		while (now() < end) {
+		while (luf_now() < end) {
 			touch_unmap(TLB_PAGES * page);
 			ops++;
 		}
 		__atomic_store_n(&stop_spinner, 1, __ATOMIC_RELAXED);
 		pthread_join(th, NULL);
 	} else if (!strcmp(phase, "write")) {
-		pin(0);
+		pin_to_cpu(0);
 		snprintf(path, sizeof(path), "%s/luf_hotpath.XXXXXX", dir);
 		fd = mkstemp(path);
 		if (fd < 0)
 			die(path);
 		unlink(path);
 		memset(buf, 0x5a, sizeof(buf));
-		while (now() < end) {
+		while (luf_now() < end) {
 			if (pwrite(fd, buf, sizeof(buf), off) != sizeof(buf))
 				die("pwrite");
 			off = (off + CHUNK) % WRITE_BYTES;
@@ -188,13 +170,13 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	t0 = now();
+	t0 = luf_now();
 	ops = run(argv[1], secs, dir);
 	if (ops == -1UL) {
 		fprintf(stderr, "luf_hotpath: unknown phase '%s'\n", argv[1]);
 		return 2;
 	}
-	t0 = now() - t0;
+	t0 = luf_now() - t0;
 	printf("%s ops=%lu seconds=%.3f ops_per_sec=%.1f\n", argv[1], ops, t0,
 	       ops / t0);
 	return 0;
