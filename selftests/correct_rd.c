@@ -144,10 +144,12 @@ void rd_summary(struct rd_ctl *c, struct rd_sum *s)
 		s->read_after += read_after;
 		note("reader %d (CPU %d): passes=%" PRIu64 " after=%" PRIu64
 		     " faults=%" PRIu64 " stale=%" PRIu64 " corrupt=%" PRIu64
-		     " read_after=%" PRIu64 " bad_fault=%" PRIu64 "\n",
+		     " read_after=%" PRIu64 " bad_fault=%" PRIu64
+		     " preempted=%" PRIu64 " slept=%" PRIu64 "\n",
 		     i, 1 + i, (uint64_t)atomic_load(&st->passes),
 		     (uint64_t)atomic_load(&st->post_passes), st->faults,
-		     stale, corrupt, read_after, bad_fault);
+		     stale, corrupt, read_after, bad_fault, st->preempted,
+		     st->slept);
 		if (st->have_first)
 			note("  first: %s at word %zu (page %zu): 0x%016" PRIx64
 			     " (want 0x%016" PRIx64 ", old 0x%016" PRIx64 ")\n",

@@ -317,6 +317,8 @@ struct luf_rd_stats {
 	uint64_t faults;
 	uint64_t post_faults;
 	uint64_t marked;	/* LUF_RD_CORRUPT words equal to ->mark */
+	uint64_t preempted;	/* involuntary context switches of the reader */
+	uint64_t slept;		/* voluntary ones (a fault, ->pause_us) */
 	uint64_t active_ns;	/* ->active_time: time the loop ran */
 	uint64_t tick_ns;	/* ->active_time: the last look at the clock */
 	uint64_t first_val;	/* the first bad word */

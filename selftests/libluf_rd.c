@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +112,7 @@ static void *rd_fn(void *arg)
 	volatile uint64_t pass = 0;
 	volatile int pub;
 	size_t step = c->sample ? c->wpp : 1, end;
+	struct rusage ru0, ru1;
 	int err;
 
 	err = pin_to_cpu(c->cpus[slot->idx]);
@@ -122,6 +124,7 @@ static void *rd_fn(void *arg)
 		return NULL;
 	}
 	luf_prefault_stack(128 << 10);
+	getrusage(RUSAGE_THREAD, &ru0);
 	rd_armed = !!c->fault_ok;
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		if (rd_pausing(c)) {
@@ -178,6 +181,9 @@ static void *rd_fn(void *arg)
 			usleep(c->pause_us);
 	}
 	rd_armed = 0;
+	getrusage(RUSAGE_THREAD, &ru1);
+	st->preempted = ru1.ru_nivcsw - ru0.ru_nivcsw;
+	st->slept = ru1.ru_nvcsw - ru0.ru_nvcsw;
 	if (!pass)
 		atomic_fetch_add(&c->ready, 1);
 	return NULL;
