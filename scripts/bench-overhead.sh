@@ -7,14 +7,16 @@
 # $LUF_OUT/nohooks), then boots them alternately, LUF_OVERHEAD_ROUNDS times
 # each (default 3).  Every boot runs scripts/guest/overhead.sh: the
 # luf_hotpath phases (page faults + frees, COW faults after fork, remote
-# TLB flushes, page-cache writes), LUF_OVERHEAD_RUNS times per state
+# TLB flushes, userfaultfd copies, page-cache writes), LUF_OVERHEAD_RUNS times per state
 # (default 3), the states of a
-# boot interleaved: "unloaded" (luf.ko not loaded) and "observe" (loaded
-# with observe=1 enabled=0 migrc_enabled=0) on the hooked kernel, "base" on
-# the baseline.  LUF_OVERHEAD_SECONDS: seconds per phase and run (default 3).
+# boot interleaved: "unloaded" (luf.ko not loaded), "observe" (loaded
+# with observe=1 enabled=0 migrc_enabled=0) and "on" (enabled=1
+# migrc_enabled=1; the loops unmap nothing read-only, so this is what the
+# hooks' checks cost with LUF on) on the hooked kernel, "base" on the
+# baseline.  LUF_OVERHEAD_SECONDS: seconds per phase and run (default 3).
 # Prints per phase and state the median rate, and
-#   RESULT overhead-PHASE base=R unloaded=R observe=R unloaded_pct=X
-#          observe_pct=X spread_pct=S runs=N
+#   RESULT overhead-PHASE base=R unloaded=R observe=R on=R unloaded_pct=X
+#          observe_pct=X on_pct=X spread_pct=S runs=N
 # where X is the median rate's change against base in percent (negative:
 # slower) and S the spread of the base runs ((max - min) / median, in
 # percent): a difference smaller than S is noise.  Not part of make check.
@@ -70,19 +72,20 @@ done
 echo
 echo "Hook overhead ($LUF_ARCH, TCG, $rounds boots per kernel x $runs runs x ${secs}s per phase;"
 echo "rate = operations per second, median; spread = (max - min) / median of the base runs)"
-for ph in fault cow tlb write; do
+for ph in fault cow tlb uffd write; do
 	awk -v ph="$ph" "$LUF_AWK_STATS"'
 	$3 != ph { next }
 	$1 == "base" { base[++nb] = $4 }
 	$1 == "unloaded" { unl[++nu] = $4 }
 	$1 == "observe" { obs[++no] = $4 }
+	$1 == "on" { on[++nn] = $4 }
 	END {
-		b = med(base, nb); u = med(unl, nu); o = med(obs, no)
-		if (!b || !u || !o) { print "no measurements for " ph > "/dev/stderr"; exit 1 }
+		b = med(base, nb); u = med(unl, nu); o = med(obs, no); n = med(on, nn)
+		if (!b || !u || !o || !n) { print "no measurements for " ph > "/dev/stderr"; exit 1 }
 		spread = (mx(base, nb) - mn(base, nb)) / b * 100
-		printf "  %-6s base %12.1f  unloaded %12.1f (%+.2f%%)  observe %12.1f (%+.2f%%)  spread %.2f%%\n",
-			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, spread
-		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f unloaded_pct=%+.2f observe_pct=%+.2f spread_pct=%.2f runs=%d\n",
-			ph, b, u, o, (u / b - 1) * 100, (o / b - 1) * 100, spread, nb
+		printf "  %-6s base %11.1f  unloaded %11.1f (%+.2f%%)  observe %11.1f (%+.2f%%)  on %11.1f (%+.2f%%)  spread %.2f%%\n",
+			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, n, (n / b - 1) * 100, spread
+		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f on=%.1f unloaded_pct=%+.2f observe_pct=%+.2f on_pct=%+.2f spread_pct=%.2f runs=%d\n",
+			ph, b, u, o, n, (u / b - 1) * 100, (o / b - 1) * 100, (n / b - 1) * 100, spread, nb
 	}' "$all"
 done

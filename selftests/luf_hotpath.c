@@ -13,6 +13,9 @@
  *					CPU 0 maps, touches and unmaps 64 pages:
  *					a full remote TLB flush per round
  *					(flush_tlb_func: cpu_flush)
+ *   luf_hotpath uffd --seconds S	UFFDIO_COPY 2 MiB into a registered
+ *					range, then MADV_DONTNEED it: a page
+ *					installed per copied page (write_fault)
  *   luf_hotpath write --seconds S [--dir D]
  *					4 KiB pwrite()s over a 4 MiB file in D
  *					(default /tmp): write_begin (file_change)
@@ -27,9 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 
 #include "libluf.h"
 
@@ -84,6 +90,45 @@ static unsigned long cow_round(char *p, size_t bytes)
 	return bytes / page;
 }
 
+/* UFFDIO_COPY from @src into the empty registered @dst, then drop it */
+static unsigned long uffd_round(int uffd, char *dst, char *src, size_t bytes)
+{
+	struct uffdio_copy cp = {
+		.dst = (unsigned long)dst,
+		.src = (unsigned long)src,
+		.len = bytes,
+	};
+
+	if (ioctl(uffd, UFFDIO_COPY, &cp) || cp.copy != (long long)bytes)
+		die("UFFDIO_COPY");
+	if (madvise(dst, bytes, MADV_DONTNEED))
+		die("MADV_DONTNEED");
+	return bytes / sysconf(_SC_PAGESIZE);
+}
+
+static int uffd_setup(char **dst, char **src, size_t bytes)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	int uffd;
+
+	*src = mmap(NULL, 2 * bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*src == MAP_FAILED)
+		die("mmap");
+	madvise(*src, 2 * bytes, MADV_NOHUGEPAGE);
+	memset(*src, 3, bytes);
+	*dst = *src + bytes;
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+		die("userfaultfd");
+	reg.range.start = (unsigned long)*dst;
+	reg.range.len = bytes;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		die("UFFDIO_REGISTER");
+	return uffd;
+}
+
 static void *spinner(void *arg)
 {
 	(void)arg;
@@ -129,6 +174,15 @@ static unsigned long run(const char *phase, double secs, const char *dir)
 		}
 		__atomic_store_n(&stop_spinner, 1, __ATOMIC_RELAXED);
 		pthread_join(th, NULL);
+	} else if (!strcmp(phase, "uffd")) {
+		char *dst, *src;
+
+		fd = uffd_setup(&dst, &src, FAULT_BYTES);
+		pin_to_cpu(0);
+		while (luf_now() < end)
+			ops += uffd_round(fd, dst, src, FAULT_BYTES);
+		close(fd);
+		munmap(src, 2 * FAULT_BYTES);
 	} else if (!strcmp(phase, "write")) {
 		pin_to_cpu(0);
 		snprintf(path, sizeof(path), "%s/luf_hotpath.XXXXXX", dir);
@@ -166,7 +220,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc < 2 || i != argc || secs <= 0) {
-		fprintf(stderr, "usage: %s fault|cow|tlb|write --seconds S [--dir D]\n",
+		fprintf(stderr, "usage: %s fault|cow|tlb|uffd|write --seconds S [--dir D]\n",
 			argv[0]);
 		return 2;
 	}

@@ -7,6 +7,8 @@
 #   kernel with the hook patches (luf_hooks_register in kallsyms):
 #     unloaded  luf.ko not loaded (every hook a patched-out branch)
 #     observe   luf.ko loaded with observe=1 enabled=0 migrc_enabled=0
+#     on        luf.ko loaded with enabled=1 migrc_enabled=1 (the loops
+#               unmap nothing read-only: what the hooks' checks cost)
 #   kernel built with CONFIG_LUF_HOOKS=n:
 #     base
 # Arguments: RUNS SECONDS (per phase and run).  Prints per measurement
@@ -15,10 +17,10 @@
 
 RUNS=${1:-3}
 SECS=${2:-3}
-PHASES="fault cow tlb write"
+PHASES="fault cow tlb uffd write"
 
 if grep -q ' luf_hooks_register$' /proc/kallsyms; then
-	STATES="unloaded observe"
+	STATES="unloaded observe on"
 else
 	STATES="base"
 fi
@@ -31,8 +33,14 @@ rc=0
 r=1
 while [ "$r" -le "$RUNS" ]; do
 	for st in $STATES; do
-		if [ "$st" = observe ]; then
-			modprobe luf observe=1 enabled=0 migrc_enabled=0 ||
+		case $st in
+		observe) params="observe=1 enabled=0 migrc_enabled=0" ;;
+		on) params="enabled=1 migrc_enabled=1" ;;
+		*) params= ;;
+		esac
+		if [ -n "$params" ]; then
+			# shellcheck disable=SC2086 # the parameters are words
+			modprobe luf $params ||
 				{ echo "# luf-overhead: modprobe luf failed"; exit 1; }
 		fi
 		for ph in $PHASES; do
@@ -40,7 +48,7 @@ while [ "$r" -le "$RUNS" ]; do
 			v=${out##*ops_per_sec=}
 			echo "# luf-overhead: $st $r $ph $v"
 		done
-		if [ "$st" = observe ]; then
+		if [ -n "$params" ]; then
 			modprobe -r luf || { echo "# luf-overhead: modprobe -r luf failed"; exit 1; }
 		fi
 	done
