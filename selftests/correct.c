@@ -399,8 +399,16 @@ int nr_attempts(void)
  */
 void settle(int i)
 {
-	if (i)
-		luf_msleep(300);
+	if (!i)
+		return;
+	luf_msleep(300);
+	/*
+	 * Another attempt, another layout: a small mapping left in place
+	 * moves what the attempt maps next (a TLB index that QEMU TCG's
+	 * direct-mapped TLB shares with another page loses the stale entry).
+	 */
+	mmap(NULL, (size_t)(1 + i % 7) * ps, PROT_NONE,
+	     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
 /* Record attempt @i; true if no further attempt is needed. */
