@@ -19,8 +19,10 @@
 # only: the peer suites and the guest-host checks only, for iterating on them).
 # LUF_ARCHES="x86_64 arm64": one whole check per architecture, one after the
 # other (each in out/<arch>/, LUF_OUT is ignored), each with its own table
-# and verdict; then one line per architecture and, at the very end, one
-# combined "N skipped" and "N passed, N failed".  Unset: LUF_ARCH only.
+# and verdict, then scripts/style.sh once (checkpatch --strict of the
+# patches and module/, the hook series' line budget); then one line per
+# architecture and style and, at the very end, one combined "N skipped"
+# and "N passed, N failed".  Unset: LUF_ARCH only.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -165,8 +167,24 @@ multi() {
 			"$a:" "$p" "$f" "$s" $((SECONDS - t0)))")
 		echo
 	done
+	# the sources themselves, once (checkpatch, the hook series' budget)
+	log "=== style (scripts/style.sh) ==="
+	echo "=== style ==="
+	out=$LUF_TOP/out/style.out
+	env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="${1%% *}" "$LUF_TOP/scripts/style.sh" |
+		tee "$out" || true
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1) || true
+	if [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }; f=${f%% failed}
+	else
+		p=0 f=1
+	fi
+	tp=$((tp + p)) tf=$((tf + f))
+	lines+=("$(printf '%-7s %d passed, %d failed' "style:" "$p" "$f")")
+	echo
 	[ "$tf" -eq 0 ] || res=1
-	echo "all architectures ($1):"
+	echo "all architectures ($1) and the sources:"
 	printf '  %s\n' "${lines[@]}"
 	echo
 	echo "$ts skipped"

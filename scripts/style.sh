@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side checks of the sources, as TAP, ending with "N passed, N failed":
+#   - scripts/checkpatch.pl --strict (of the built kernel tree) over every
+#     patch of kernel-hooks/series and, with -f, over module/ and include/;
+#   - the hook series' budget: at most LUF_HOOK_BUDGET (450) changed lines
+#     (+ and - lines of all patches) and at most LUF_HOOK_BUDGET_CORE (150)
+#     of them in files that exist in 6.12 (not created by the series).
+# make check runs it once, after the architectures; alone:
+#   scripts/style.sh            (needs a built kernel, make kernel, or
+#                               LUF_CHECKPATCH=path/to/checkpatch.pl)
+#   scripts/style.sh --count    only print the budget figures
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+budget=${LUF_HOOK_BUDGET:-450}
+budget_core=${LUF_HOOK_BUDGET_CORE:-150}
+series=$LUF_TOP/kernel-hooks/series
+patches=()
+while read -r p; do
+	patches+=("$LUF_TOP/kernel-hooks/$p")
+done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$series")
+
+# count PATCH...: "ALL CORE": changed lines in all files, and in files the
+# series does not create.  Lines are counted inside hunks only, by the
+# lengths in each "@@ -a,b +c,d @@" header (the "-- " signature and the
+# commit message are not hunk lines).
+count() {
+	awk '
+	/^diff --git / { new = 0; old = 0; nw = 0; next }
+	/^new file mode / && !old && !nw { new = 1; next }
+	/^@@ / {
+		split($2, o, ","); split($3, n, ",")
+		old = (2 in o) ? o[2] : 1; nw = (2 in n) ? n[2] : 1
+		next
+	}
+	old > 0 || nw > 0 {
+		c = substr($0, 1, 1)
+		if (c == "-") { old--; all++; if (!new) core++ }
+		else if (c == "+") { nw--; all++; if (!new) core++ }
+		else if (c == " " || $0 == "") { old--; nw-- }
+		# "\ No newline at end of file" counts for neither side
+	}
+	END { printf "%d %d\n", all, core }' "$@"
+}
+
+read -r all core < <(count "${patches[@]}")
+if [ "${1:-}" = --count ]; then
+	echo "hook series: ${#patches[@]} patches, $all changed lines, $core in files that exist in 6.12"
+	exit 0
+fi
+
+cp=${LUF_CHECKPATCH:-$(need_kdir)/scripts/checkpatch.pl}
+[ -f "$cp" ] || die "no $cp (LUF_CHECKPATCH: another checkpatch.pl)"
+srcs=()
+while IFS= read -r f; do
+	srcs+=("$f")
+done < <(find "$LUF_TOP/module" "$LUF_TOP/include" -name '*.[ch]' | sort)
+
+n=0 pass=0 fail=0
+result() {	# result OK DESCRIPTION [DETAIL...]
+	local ok=$1 d=$2
+	shift 2
+	n=$((n + 1))
+	if [ "$ok" = 0 ]; then
+		echo "ok $n style: $d"
+		pass=$((pass + 1))
+	else
+		printf '%s\n' "$@" | sed 's/^/# /'
+		echo "not ok $n style: $d"
+		fail=$((fail + 1))
+	fi
+}
+
+echo "1..$(( ${#patches[@]} + 3 ))"
+# checkpatch reads relative file names in a patch against the current
+# directory's git tree: run it outside any checkout.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for p in "${patches[@]}"; do
+	out=$(cd "$tmp" && perl "$cp" --strict -q --no-tree "$p" 2>&1) && rc=0 || rc=$?
+	result "$rc" "checkpatch --strict $(basename "$p")" "$out"
+done
+out=""
+rc=0
+for f in "${srcs[@]}"; do
+	o=$(cd "$tmp" && perl "$cp" --strict -q --no-tree -f "$f" 2>&1) || { rc=1; out+="$o"$'\n'; }
+done
+result "$rc" "checkpatch --strict -f module/ include/ (${#srcs[@]} files)" "$out"
+[ "$all" -le "$budget" ] && rc=0 || rc=1
+result "$rc" "hook series: $all changed lines (at most $budget)"
+[ "$core" -le "$budget_core" ] && rc=0 || rc=1
+result "$rc" "hook series: $core changed lines in files that exist in 6.12 (at most $budget_core)"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
