@@ -116,8 +116,8 @@ fi
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/guest/stats.sh
 . "$LUF_TOP/scripts/guest/stats.sh"
-[ "$LUF_ARCH" = x86_64 ] ||
-	die "bench-sqlite.sh: x86_64 only (an arm64 guest cannot run the host's sqlite3)"
+[ "$ARCH_USERLAND" = host ] ||
+	die "bench-sqlite.sh: not on $LUF_ARCH (ARCH_USERLAND=$ARCH_USERLAND: the guest cannot run the host's sqlite3)"
 pairs=${LUF_SQLITE_PAIRS:-5}
 dbmb=${LUF_SQLITE_DB_MB:-32}
 nq=${LUF_SQLITE_QUERIES:-24}

@@ -33,7 +33,7 @@ if [ "$nsmp" -gt 1 ]; then
 	pairs=${LUF_BENCH_PAIRS:-2}
 	list=${LUF_BENCH_LIST:-reclaim,migrc}
 	mr=${LUF_BENCH_MIGRC_ROUNDS:-2}
-	[ "$LUF_ARCH" = x86_64 ] || die "LUF_SMP sweep: x86_64 only (arm64 sends no IPIs to count, and its GICv2 virt machine takes 8 vCPUs at most)"
+	[ "$ARCH_TLB_IPIS" = 1 ] || die "LUF_SMP sweep: not on $LUF_ARCH (ARCH_TLB_IPIS=0 in scripts/arch/$LUF_ARCH: no shootdown IPIs to count)"
 else
 	pairs=${LUF_BENCH_PAIRS:-5}
 	list=${LUF_BENCH_LIST:-reclaim,migrc,migrc-demote}
@@ -62,7 +62,7 @@ chart() {
 	gnuplot <<EOG
 set terminal png size 1000,450 noenhanced
 set output '$png'
-set multiplot layout 1,2 title 'LUF off vs on by vCPU count (x86_64 TCG on a 2-core host, readers on all vCPUs but one; $pairs pairs, medians)'
+set multiplot layout 1,2 title 'LUF off vs on by vCPU count ($LUF_ARCH TCG on a 2-core host, readers on all vCPUs but one; $pairs pairs, medians)'
 set xlabel 'vCPUs'
 set xtics ($xt)
 set key bottom left
@@ -126,7 +126,8 @@ fi
 # a sweep measures the reclaim and MIGRC benchmarks only
 sqlite_default=1
 [ "$nsmp" -gt 1 ] && sqlite_default=0
-if [ "$LUF_ARCH" = x86_64 ] && [ "${LUF_BENCH_SQLITE:-$sqlite_default}" = 1 ]; then
+# sqlite3 is the host's: only where the guest runs the host's programs
+if [ "$ARCH_USERLAND" = host ] && [ "${LUF_BENCH_SQLITE:-$sqlite_default}" = 1 ]; then
 	"$LUF_TOP/scripts/bench-sqlite.sh" | tee "$LUF_OUT/bench-sqlite.out" || bad=1
 	grep '^RESULT ' "$LUF_OUT/bench-sqlite.out" >> "$results" || { log "no RESULT line from sqlite"; bad=1; }
 fi

@@ -58,8 +58,8 @@ awk '$1 == "#" && $2 == "luf-bench-series:" {
 	if ((run in lt) && t > lt[run]) print run, t, (v - lv[run]) / (t - lt[run])
 	lt[run] = t; lv[run] = v
 }' "$log" > "$series"
-# arm64 sends no shootdown IPIs: nothing to chart there (ARCH_DEMO_CHART=0)
-if [ "$ARCH_DEMO_CHART" = 1 ] && [ -s "$series" ] && command -v gnuplot >/dev/null; then
+# arm64 sends no shootdown IPIs: nothing to chart there (ARCH_TLB_IPIS=0)
+if [ "$ARCH_TLB_IPIS" = 1 ] && [ -s "$series" ] && command -v gnuplot >/dev/null; then
 	png=$LUF_OUT/bench-reclaim.png
 	gnuplot <<EOG
 set terminal png size 900,450

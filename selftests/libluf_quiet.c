@@ -130,10 +130,16 @@ void luf_quiet_cpus(void)
 		if (sched_setaffinity(pid, sizeof(zero), &zero))
 			continue;	/* per-CPU kthread */
 		if (nr_moved == cap) {
-			cap = cap ? 2 * cap : 64;
-			moved = realloc(moved, cap * sizeof(*moved));
-			if (!moved)
+			struct moved_kthread *more;
+
+			more = realloc(moved, 2 * (cap ?: 32) * sizeof(*moved));
+			if (!more) {
+				/* keep what was moved restorable; undo this one */
+				sched_setaffinity(pid, sizeof(mask), &mask);
 				break;
+			}
+			moved = more;
+			cap = 2 * (cap ?: 32);
 		}
 		moved[nr_moved].pid = pid;
 		moved[nr_moved].mask = mask;
@@ -151,12 +157,14 @@ void luf_quiet_cpus(void)
 		if (irq <= 0 && strcmp(de->d_name, "0"))
 			continue;
 		if (nr_moved_irqs == cap) {
-			cap = cap ? 2 * cap : 64;
-			moved_irqs = realloc(moved_irqs, cap * sizeof(*moved_irqs));
-			if (!moved_irqs) {
-				nr_moved_irqs = 0;
+			struct moved_irq *more;
+
+			/* not moved yet: on failure the saved ones stay restorable */
+			more = realloc(moved_irqs, 2 * (cap ?: 32) * sizeof(*moved_irqs));
+			if (!more)
 				break;
-			}
+			moved_irqs = more;
+			cap = 2 * (cap ?: 32);
 		}
 		m = &moved_irqs[nr_moved_irqs];
 		m->irq = irq;
