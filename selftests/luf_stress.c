@@ -119,6 +119,13 @@ static void log_memory(const char *when)
 		pcp * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /*
  * Free memory after drop_caches, median of three samples: MemFree plus the
  * pages sitting on the per-CPU free lists, which MemFree does not count and
@@ -126,7 +133,7 @@ static void log_memory(const char *when)
  */
 static uint64_t memfree_settled(struct __test_metadata *_metadata)
 {
-	uint64_t v[3], t, pcp;
+	uint64_t v[3], pcp;
 	int i;
 
 	ASSERT_EQ(0, drop_caches());
@@ -136,9 +143,7 @@ static uint64_t memfree_settled(struct __test_metadata *_metadata)
 		ASSERT_EQ(0, zoneinfo_pcp_pages(&pcp));
 		v[i] += pcp * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
 	}
-	if (v[0] > v[1]) { t = v[0]; v[0] = v[1]; v[1] = t; }
-	if (v[1] > v[2]) { t = v[1]; v[1] = v[2]; v[2] = t; }
-	if (v[0] > v[1]) { t = v[0]; v[0] = v[1]; v[1] = t; }
+	qsort(v, 3, sizeof(v[0]), cmp_u64);
 	return v[1];
 }
 
