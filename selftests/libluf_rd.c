@@ -103,6 +103,18 @@ static inline bool rd_pausing(struct luf_rd *c)
 	       !atomic_load_explicit(&c->stop, memory_order_relaxed);
 }
 
+/*
+ * How long to wait for the readers, for @s seconds at 4 CPUs: under
+ * single-threaded TCG every vCPU is a time slice of one host thread, so
+ * with more vCPUs each reader gets proportionally less of a second.
+ */
+static double rd_wait_s(double s)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 4 ? s * n / 4 : s;
+}
+
 static void *rd_fn(void *arg)
 {
 	struct luf_rd_slot *slot = arg;
@@ -229,7 +241,7 @@ int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
 		c->n++;
 	}
 	while (atomic_load(&c->ready) < n) {
-		if (luf_now() - t0 > 30) {
+		if (luf_now() - t0 > rd_wait_s(30)) {
 			luf_rd_stop(c);
 			return -ETIMEDOUT;
 		}
@@ -247,7 +259,7 @@ int luf_rd_pause(struct luf_rd *c)
 
 	atomic_store_explicit(&c->pause, 1, memory_order_release);
 	while (atomic_load(&c->paused) < c->n) {
-		if (luf_now() - t0 > 10)
+		if (luf_now() - t0 > rd_wait_s(10))
 			return -ETIMEDOUT;
 		luf_msleep(1);
 	}
