@@ -7,10 +7,12 @@
 #     LUF_SMP (default 4): the reclaim, MIGRC and (x86) demotion benchmarks
 #     in LUF_BENCH_PAIRS interleaved off/on pairs (default 5; 2 in a sweep),
 #     readers on every vCPU but CPU 0.  With more than one count (a sweep,
-#     e.g. LUF_SMP="2 4 8"; at most the kernel's CONFIG_NR_CPUS, 8 in
+#     e.g. LUF_SMP="4 8 16"; at most the kernel's CONFIG_NR_CPUS, 16 in
 #     configs/x86_64.config) only reclaim and MIGRC (2 rounds) run, every RESULT line
 #     says vcpus=N, and gnuplot charts reduction and reader progress against
 #     vCPUs in $LUF_OUT/bench-smp.png.
+#  scripts/bench.sh --chart RESULTS [PAIRS]: only the chart, from the RESULT
+#     lines in the file RESULTS (e.g. of several runs put together).
 #  2. scripts/bench-sqlite.sh (x86_64, not in a sweep; LUF_BENCH_SQLITE=0
 #     leaves it out, =1 adds it to a sweep):
 #     sqlite3 from Debian, three processes running read-only queries over a
@@ -81,6 +83,15 @@ plot '$dat' using 1:3 with linespoints lw 2 title 'reclaim: reader pages/s', \\
 unset multiplot
 EOG
 }
+
+if [ "${1:-}" = --chart ]; then
+	[ -f "${2:-}" ] || die "usage: $0 --chart RESULTS-FILE [PAIRS]"
+	need_pkgs gnuplot-nox
+	chart "$2" "$LUF_OUT/bench-smp.dat" "$LUF_OUT/bench-smp.png" "${3:-$pairs}" ||
+		die "gnuplot failed"
+	log "chart: $LUF_OUT/bench-smp.png (data $LUF_OUT/bench-smp.dat)"
+	exit 0
+fi
 
 build_guest || die "$LUF_FAILED_STEP failed"
 # the kernel's CONFIG_NR_CPUS (configs/<arch>.config) caps the vCPUs a
