@@ -140,11 +140,34 @@ fi
 
 # multi "ARCH...": check.sh once per architecture, then the combined verdict.
 multi() {
-	local a out t0 p f s line res=0 tp=0 tf=0 ts=0 lines=()
+	local a out t0 p f s line res=0 tp=0 tf=0 ts=0 lines=() first=${1%% *} bg=
 	for a in $1; do
 		[ -f "$LUF_TOP/scripts/arch/$a" ] ||
 			die "LUF_ARCHES: unknown architecture '$a' (known: $(luf_arches | xargs))"
 	done
+	# Cold caches: the first architecture's kernel first, then the others'
+	# kernels in the background (niced, one after the other) while the
+	# first one's guest runs on the other core; each check.sh then finds
+	# its kernel cached or waits for it (scripts/kernel.sh's lock).
+	if [ "$first" != "$1" ]; then
+		env -u LUF_OUT LUF_ARCH="$first" "$LUF_TOP/scripts/kernel.sh" || true
+		# every architecture's host packages now: no apt-get runs in the
+		# background while the first check installs what it needs
+		for a in ${1#"$first" }; do
+			# shellcheck disable=SC2016 # expanded by the inner bash
+			env -u LUF_OUT LUF_ARCH="$a" bash -c '. "$1/scripts/lib.sh" && need_pkgs' _ "$LUF_TOP" ||
+				true
+		done
+		(
+			for a in ${1#"$first" }; do
+				mkdir -p "$LUF_TOP/out/$a"
+				env -u LUF_OUT LUF_ARCH="$a" nice -n 10 "$LUF_TOP/scripts/kernel.sh" \
+					> "$LUF_TOP/out/$a/kernel-bg.log" 2>&1 || true
+			done
+		) &
+		bg=$!
+		log "building the kernels of ${1#"$first" } in the background (out/<arch>/kernel-bg.log)"
+	fi
 	for a in $1; do
 		log "=== $a ==="
 		echo "=== $a ==="
@@ -167,6 +190,7 @@ multi() {
 			"$a:" "$p" "$f" "$s" $((SECONDS - t0)))")
 		echo
 	done
+	[ -z "$bg" ] || wait "$bg" || true
 	# the sources themselves, once (checkpatch, the hook series' budget)
 	log "=== style (scripts/style.sh) ==="
 	echo "=== style ==="
