@@ -138,9 +138,24 @@ if [ "${1:-}" = --parse ]; then
 	exit
 fi
 
+# verdict OUT: p, f and s from the final "N skipped" and "N passed, N
+# failed" lines of OUT (one failure if there is none: the run died first)
+verdict() {
+	local line
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -1) || true
+	if [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }; f=${f%% failed}
+		s=$(sed -n 's/^\([0-9]*\) skipped$/\1/p' "$1" | tail -1)
+		s=${s:-0}
+	else
+		p=0 f=1 s=0
+	fi
+}
+
 # multi "ARCH...": check.sh once per architecture, then the combined verdict.
 multi() {
-	local a out t0 p f s line res=0 tp=0 tf=0 ts=0 lines=() first=${1%% *} bg=
+	local a out t0 p f s res=0 tp=0 tf=0 ts=0 lines=() first=${1%% *} bg=
 	for a in $1; do
 		[ -f "$LUF_TOP/scripts/arch/$a" ] ||
 			die "LUF_ARCHES: unknown architecture '$a' (known: $(luf_arches | xargs))"
@@ -176,15 +191,7 @@ multi() {
 		t0=$SECONDS
 		env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="$a" "$LUF_TOP/scripts/check.sh" |
 			tee "$out" || true
-		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1) || true
-		if [ -n "$line" ]; then
-			p=${line%% passed*}
-			f=${line#*passed, }; f=${f%% failed}
-			s=$(sed -n 's/^\([0-9]*\) skipped$/\1/p' "$out" | tail -1)
-			s=${s:-0}
-		else
-			p=0 f=1 s=0	# check.sh died before its verdict
-		fi
+		verdict "$out"
 		tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
 		lines+=("$(printf '%-7s %d passed, %d failed, %d skipped (%ds)' \
 			"$a:" "$p" "$f" "$s" $((SECONDS - t0)))")
@@ -197,13 +204,7 @@ multi() {
 	out=$LUF_TOP/out/style.out
 	env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="${1%% *}" "$LUF_TOP/scripts/style.sh" |
 		tee "$out" || true
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1) || true
-	if [ -n "$line" ]; then
-		p=${line%% passed*}
-		f=${line#*passed, }; f=${f%% failed}
-	else
-		p=0 f=1
-	fi
+	verdict "$out"
 	tp=$((tp + p)) tf=$((tf + f))
 	lines+=("$(printf '%-7s %d passed, %d failed' "style:" "$p" "$f")")
 	echo
