@@ -53,17 +53,20 @@ chart() {
 		red[$2, c] = v["reduction_pct"]; unt[$2, c] = v["remote_flush_untimed_reduction_pct"]
 		rd[$2, c] = v["reads_ratio"]; un[$2, c] = v["unmap_ratio"]; ra[$2, c] = v["reads_active_ratio"]
 	}
+	# a benchmark without a RESULT line at a vCPU count: "?" (missing)
+	function mv(a, b, c) { return ((b, c) in a) ? a[b, c] : "?" }
 	END {
 		print "# vcpus reclaim: reduction_pct reads_ratio unmap_ratio; migrc: reduction_pct reads_ratio unmap_ratio reads_active_ratio untimed_reduction_pct"
 		for (c = 2; c <= 512; c++) if (c in seen)
-			print c, red["reclaim", c] + 0, rd["reclaim", c] + 0, un["reclaim", c] + 0,
-			      red["migrc", c] + 0, rd["migrc", c] + 0, un["migrc", c] + 0,
-			      ra["migrc", c] + 0, unt["migrc", c] + 0
+			print c, mv(red, "reclaim", c), mv(rd, "reclaim", c), mv(un, "reclaim", c),
+			      mv(red, "migrc", c), mv(rd, "migrc", c), mv(un, "migrc", c),
+			      mv(ra, "migrc", c), mv(unt, "migrc", c)
 	}' "$results" > "$dat"
 	xt=$(awk '!/^#/ { printf "%s%s", s, $1; s = "," }' "$dat")
 	gnuplot <<EOG
 set terminal png size 1000,450 noenhanced
 set output '$png'
+set datafile missing '?'
 set multiplot layout 1,2 title 'LUF off vs on by vCPU count ($LUF_ARCH TCG on a 2-core host, readers on all vCPUs but one; $pairs pairs, medians)'
 set xlabel 'vCPUs'
 set xtics ($xt)
