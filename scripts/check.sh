@@ -202,7 +202,7 @@ multi() {
 	log "=== style (scripts/style.sh) ==="
 	echo "=== style ==="
 	out=$LUF_TOP/out/style.out
-	env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="${1%% *}" "$LUF_TOP/scripts/style.sh" |
+	env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="$first" "$LUF_TOP/scripts/style.sh" |
 		tee "$out" || true
 	verdict "$out"
 	tp=$((tp + p)) tf=$((tf + f))
