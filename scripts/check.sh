@@ -17,12 +17,18 @@
 # LUF_TIMEOUT (whole guest run), LUF_CONSOLE (see qemu.sh; default progress),
 # LUF_ARCH (x86_64 or arm64; default x86_64), LUF_PEER (0: no peer suites;
 # only: the peer suites and the guest-host checks only, for iterating on them).
-# LUF_ARCHES="x86_64 arm64": one whole check per architecture, one after the
-# other (each in out/<arch>/, LUF_OUT is ignored), each with its own table
-# and verdict, then scripts/style.sh once (checkpatch --strict of the
-# patches and module/, the hook series' line budget); then one line per
-# architecture and style and, at the very end, one combined "N skipped"
-# and "N passed, N failed".  Unset: LUF_ARCH only.
+# LUF_ARCHES="x86_64 arm64": one whole check per architecture (each in
+# out/<arch>/, LUF_OUT is ignored), each with its own table and verdict,
+# then scripts/style.sh once (checkpatch --strict of the patches and
+# module/, the hook series' line budget); then one line per architecture
+# and style and, at the very end, one combined "N skipped" and "N passed,
+# N failed".  Every guest is built first, one after the other with all
+# cores (kernel, luf.ko, selftests, initramfs); then the guests run at once
+# if the host has a core for each (a single-threaded TCG guest keeps one
+# core busy), else one after the other.  Unset: LUF_ARCH only.
+#   scripts/check.sh --build      only build the guest (a failure ends with
+#                                 the verdict "0 passed, 1 failed")
+#   scripts/check.sh --run        only run the guest built by --build
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -153,51 +159,69 @@ verdict() {
 	fi
 }
 
-# multi "ARCH...": check.sh once per architecture, then the combined verdict.
+# multi "ARCH...": check.sh --build per architecture, then check.sh --run
+# per architecture (at once if there is a core for each), then style.sh and
+# the combined verdict.
 multi() {
-	local a out t0 p f s res=0 tp=0 tf=0 ts=0 lines=() first=${1%% *} bg=
+	local a out t0 p f s res=0 tp=0 tf=0 ts=0 lines=() first=${1%% *} par=0
+	local -A secs pid
 	for a in $1; do
 		[ -f "$LUF_TOP/scripts/arch/$a" ] ||
 			die "LUF_ARCHES: unknown architecture '$a' (known: $(luf_arches | xargs))"
+		mkdir -p "$LUF_TOP/out/$a"
+		rm -f "$LUF_TOP/out/$a/check.out"
 	done
-	# Cold caches: the first architecture's kernel first, then the others'
-	# kernels in the background (niced, one after the other) while the
-	# first one's guest runs on the other core; each check.sh then finds
-	# its kernel cached or waits for it (scripts/kernel.sh's lock).
-	if [ "$first" != "$1" ]; then
-		env -u LUF_OUT LUF_ARCH="$first" "$LUF_TOP/scripts/kernel.sh" || true
-		# every architecture's host packages now: no apt-get runs in the
-		# background while the first check installs what it needs
-		for a in ${1#"$first" }; do
-			# shellcheck disable=SC2016 # expanded by the inner bash
-			env -u LUF_OUT LUF_ARCH="$a" bash -c '. "$1/scripts/lib.sh" && need_pkgs' _ "$LUF_TOP" ||
-				true
-		done
-		(
-			for a in ${1#"$first" }; do
-				mkdir -p "$LUF_TOP/out/$a"
-				env -u LUF_OUT LUF_ARCH="$a" nice -n 10 "$LUF_TOP/scripts/kernel.sh" \
-					> "$LUF_TOP/out/$a/kernel-bg.log" 2>&1 || true
-			done
-		) &
-		bg=$!
-		log "building the kernels of ${1#"$first" } in the background (out/<arch>/kernel-bg.log)"
-	fi
+	# every architecture's host packages first: nothing installs later
+	for a in $1; do
+		# shellcheck disable=SC2016 # expanded by the inner bash
+		env -u LUF_OUT LUF_ARCH="$a" bash -c '. "$1/scripts/lib.sh" && need_pkgs' _ "$LUF_TOP" ||
+			true
+	done
+	# build: one architecture after the other, each with every core (the
+	# module is built in the source tree, so never two at once)
+	for a in $1; do
+		log "=== $a: build ==="
+		t0=$SECONDS
+		env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="$a" "$LUF_TOP/scripts/check.sh" --build 2>&1 |
+			tee "$LUF_TOP/out/$a/build.out" || true
+		# a failed build ends with its verdict: that is the check's output
+		if grep -qE '^[0-9]+ passed, [0-9]+ failed$' "$LUF_TOP/out/$a/build.out"; then
+			cp "$LUF_TOP/out/$a/build.out" "$LUF_TOP/out/$a/check.out"
+		fi
+		secs[$a]=$((SECONDS - t0))
+	done
+	# run: a single-threaded TCG guest keeps one host core busy
+	[ "$(nproc)" -ge "$(wc -w <<<"$1")" ] && par=1
+	for a in ${1#"$first"}; do
+		if [ "$par" = 0 ] || [ -f "$LUF_TOP/out/$a/check.out" ]; then
+			continue
+		fi
+		log "=== $a: guest runs in parallel (output: out/$a/check.out, shown below) ==="
+		env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="$a" "$LUF_TOP/scripts/check.sh" --run \
+			> "$LUF_TOP/out/$a/check.out" 2>&1 &
+		pid[$a]=$!
+	done
+	t0=$SECONDS
 	for a in $1; do
 		log "=== $a ==="
 		echo "=== $a ==="
-		mkdir -p "$LUF_TOP/out/$a"
 		out=$LUF_TOP/out/$a/check.out
-		t0=$SECONDS
-		env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="$a" "$LUF_TOP/scripts/check.sh" |
-			tee "$out" || true
+		if [ -n "${pid[$a]:-}" ]; then
+			wait "${pid[$a]}" || true
+			cat "$out"
+		elif [ -f "$out" ]; then
+			:	# its build failed (shown above)
+		else
+			env -u LUF_OUT -u LUF_ARCHES LUF_ARCH="$a" "$LUF_TOP/scripts/check.sh" --run |
+				tee "$out" || true
+		fi
 		verdict "$out"
 		tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
-		lines+=("$(printf '%-7s %d passed, %d failed, %d skipped (%ds)' \
-			"$a:" "$p" "$f" "$s" $((SECONDS - t0)))")
+		lines+=("$(printf '%-7s %d passed, %d failed, %d skipped (build %ds, run %ds)' \
+			"$a:" "$p" "$f" "$s" "${secs[$a]}" $((SECONDS - t0)))")
+		[ "$par" = 1 ] || t0=$SECONDS
 		echo
 	done
-	[ -z "$bg" ] || wait "$bg" || true
 	# the sources themselves, once (checkpatch, the hook series' budget)
 	log "=== style (scripts/style.sh) ==="
 	echo "=== style ==="
@@ -222,13 +246,20 @@ if [ -n "${LUF_ARCHES:-}" ]; then
 	exit
 fi
 
+stage=${1:-all}
+case $stage in
+all|--build|--run) ;;
+*) die "usage: $0 [--build|--run|--parse LOG]" ;;
+esac
 start=$SECONDS
-if ! build_guest; then
+if [ "$stage" != --run ] && ! build_guest; then
 	echo "check: $LUF_FAILED_STEP failed; no tests were run"
 	echo "0 skipped"
 	echo "0 passed, 1 failed"
 	exit 1
 fi
+[ "$stage" != --build ] || exit 0
+[ -f "$LUF_OUT/initrd.gz" ] || die "no guest in $LUF_OUT: run $0 --build first"
 rm -f "$LUF_OUT/check.log" "$LUF_OUT/check-mt.log"
 LUF_CONSOLE=${LUF_CONSOLE:-progress} "$LUF_TOP/scripts/qemu.sh" check \
 	${LUF_TEST_TIMEOUT:+lufvm.test_timeout=$LUF_TEST_TIMEOUT} \
