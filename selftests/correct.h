@@ -135,6 +135,8 @@ enum how {
 };
 
 #define MIGRATE_NODE	1
+/* make_deferred(): migrations tried before "nothing pending" fails */
+#define DEFER_TRIES	3
 
 /*
  * A stale entry lives until something flushes the reader's CPU, and the
