@@ -57,15 +57,10 @@ while [ "$r" -le "$RUNS" ]; do
 		fi
 		if [ "$st" = pending ]; then
 			mkdir -p /tmp/ovh/pend
-			# up to 3 rounds until something is deferred
-			for try in 1 2 3; do
-				luf_workload reclaim --rounds 1 --readers 2 --size-mb 4 \
-					--dir /tmp/ovh/pend >/dev/null ||
-					{ echo "# luf-overhead: luf_workload reclaim failed"; rc=1; }
-				before=$(cat $DBG/pending_folios)
-				[ "$before" -gt 0 ] && break
-				echo "# luf-overhead: reclaim round $try deferred nothing"
-			done
+			luf_workload reclaim --rounds 1 --readers 2 --size-mb 4 \
+				--dir /tmp/ovh/pend >/dev/null ||
+				{ echo "# luf-overhead: luf_workload reclaim failed"; rc=1; }
+			before=$(cat $DBG/pending_folios)
 			forced0=$(forced)
 		fi
 		for ph in $PHASES; do
