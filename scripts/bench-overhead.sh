@@ -12,12 +12,11 @@
 # boot interleaved: "unloaded" (luf.ko not loaded), "observe" (loaded
 # with observe=1 enabled=0 migrc_enabled=0) and "on" (enabled=1
 # migrc_enabled=1; the loops unmap nothing read-only, so this is what the
-# hooks' checks cost with LUF on) and "pending" (as on, with flushes of an
-# earlier reclaim round still deferred while the phases run) on the hooked
-# kernel, "base" on the baseline.  LUF_OVERHEAD_SECONDS: seconds per phase and run (default 2).
+# hooks' checks cost with LUF on) on the hooked kernel, "base" on the
+# baseline.  LUF_OVERHEAD_SECONDS: seconds per phase and run (default 2).
 # Prints per phase and state the median rate, and
-#   RESULT overhead-PHASE base=R unloaded=R observe=R on=R pending=R
-#          unloaded_pct=X observe_pct=X on_pct=X pending_pct=X spread_pct=S runs=N
+#   RESULT overhead-PHASE base=R unloaded=R observe=R on=R unloaded_pct=X
+#          observe_pct=X on_pct=X spread_pct=S runs=N
 # where X is the median rate's change against base in percent (negative:
 # slower) and S the spread of the base runs ((max - min) / median, in
 # percent): a difference smaller than S is noise.  Not part of make check.
@@ -53,8 +52,7 @@ esac
 base_out=$LUF_OUT/nohooks
 all=$LUF_OUT/overhead.all
 keep_rates() {	# keep_rates LOG: its measurements to $all
-	sed -n 's/^# luf-overhead: \(unloaded\|observe\|on\|pending\|base\) /\1 /p' "$1" >> "$all"
-	sed -n 's/^# luf-overhead-pending: /pending-state /p' "$1" >> "$all"
+	sed -n 's/^# luf-overhead: \(unloaded\|observe\|on\|base\) /\1 /p' "$1" >> "$all"
 }
 if [ "${1:-}" = --parse ]; then
 	# only summarize the guest logs of the last run
@@ -109,23 +107,13 @@ for ph in fault cow tlb uffd write; do
 	$1 == "unloaded" { unl[++nu] = $4 }
 	$1 == "observe" { obs[++no] = $4 }
 	$1 == "on" { on[++nn] = $4 }
-	$1 == "pending" { pe[++np] = $4 }
 	END {
-		b = med(base, nb); u = med(unl, nu); o = med(obs, no); n = med(on, nn); q = med(pe, np)
-		if (!b || !u || !o || !n || !q) { print "no measurements for " ph > "/dev/stderr"; exit 1 }
+		b = med(base, nb); u = med(unl, nu); o = med(obs, no); n = med(on, nn)
+		if (!b || !u || !o || !n) { print "no measurements for " ph > "/dev/stderr"; exit 1 }
 		spread = (mx(base, nb) - mn(base, nb)) / b * 100
-		printf "  %-6s base %11.1f  unloaded %11.1f (%+.2f%%)  observe %11.1f (%+.2f%%)  on %11.1f (%+.2f%%)  pending %11.1f (%+.2f%%)  spread %.2f%%\n",
-			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, n, (n / b - 1) * 100, q, (q / b - 1) * 100, spread
-		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f on=%.1f pending=%.1f unloaded_pct=%+.2f observe_pct=%+.2f on_pct=%+.2f pending_pct=%+.2f spread_pct=%.2f runs=%d\n",
-			ph, b, u, o, n, q, (u / b - 1) * 100, (o / b - 1) * 100, (n / b - 1) * 100, (q / b - 1) * 100, spread, nb
+		printf "  %-6s base %11.1f  unloaded %11.1f (%+.2f%%)  observe %11.1f (%+.2f%%)  on %11.1f (%+.2f%%)  spread %.2f%%\n",
+			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, n, (n / b - 1) * 100, spread
+		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f on=%.1f unloaded_pct=%+.2f observe_pct=%+.2f on_pct=%+.2f spread_pct=%.2f runs=%d\n",
+			ph, b, u, o, n, (u / b - 1) * 100, (o / b - 1) * 100, (n / b - 1) * 100, spread, nb
 	}' "$all"
 done
-# what stayed deferred during the pending state's phases
-awk '$1 == "pending-state" {
-	for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-	n++; if (n == 1 || v["before"] < minb) minb = v["before"]
-	if (n == 1 || v["after"] < mina) mina = v["after"]; st += v["settled"]
-}
-END {
-	if (n) printf "pending state: %d runs; deferred folios before its phases >= %d, after >= %d; flushes forced by its phases: %d\n", n, minb, mina, st
-}' "$all"

@@ -9,18 +9,10 @@
 #     observe   luf.ko loaded with observe=1 enabled=0 migrc_enabled=0
 #     on        luf.ko loaded with enabled=1 migrc_enabled=1 (the loops
 #               unmap nothing read-only: what the hooks' checks cost)
-#     pending   as on, with max_defer_ms=60000 and, before the phases, one
-#               luf_workload reclaim round over an ext4 file (2 readers)
-#               whose deferred flushes stay pending while the phases run:
-#               every freed page is looked up, every write fault checks
-#               what it could reach (issue 13 point 5)
 #   kernel built with CONFIG_LUF_HOOKS=n:
 #     base
 # Arguments: RUNS SECONDS (per phase and run).  Prints per measurement
 #   # luf-overhead: STATE RUN PHASE OPS_PER_SEC
-# and for "pending" the deferred folios before and after its phases
-#   # luf-overhead-pending: RUN before=N after=N settled=N
-# (settled: flushes forced meanwhile by write faults and file changes)
 # and exits non-zero if a measurement or a module load failed.
 
 RUNS=${1:-3}
@@ -28,7 +20,7 @@ SECS=${2:-3}
 PHASES="fault cow tlb uffd write"
 
 if grep -q ' luf_hooks_register$' /proc/kallsyms; then
-	STATES="unloaded observe on pending"
+	STATES="unloaded observe on"
 else
 	STATES="base"
 fi
@@ -37,9 +29,6 @@ echo "# luf-overhead: kernel states: $STATES"
 mkdir -p /tmp/ovh
 mount -t ext4 /dev/vda /tmp/ovh 2>/dev/null || echo "# luf-overhead: writes go to tmpfs"
 
-DBG=/sys/kernel/debug/luf
-forced() { echo $(( $(cat $DBG/forced_write_fault) + $(cat $DBG/forced_file_change) )); }
-
 rc=0
 r=1
 while [ "$r" -le "$RUNS" ]; do
@@ -47,7 +36,6 @@ while [ "$r" -le "$RUNS" ]; do
 		case $st in
 		observe) params="observe=1 enabled=0 migrc_enabled=0" ;;
 		on) params="enabled=1 migrc_enabled=1" ;;
-		pending) params="enabled=1 migrc_enabled=1 max_defer_ms=60000" ;;
 		*) params= ;;
 		esac
 		if [ -n "$params" ]; then
@@ -55,24 +43,11 @@ while [ "$r" -le "$RUNS" ]; do
 			modprobe luf $params ||
 				{ echo "# luf-overhead: modprobe luf failed"; exit 1; }
 		fi
-		if [ "$st" = pending ]; then
-			mkdir -p /tmp/ovh/pend
-			luf_workload reclaim --rounds 1 --readers 2 --size-mb 4 \
-				--dir /tmp/ovh/pend >/dev/null ||
-				{ echo "# luf-overhead: luf_workload reclaim failed"; rc=1; }
-			before=$(cat $DBG/pending_folios)
-			forced0=$(forced)
-		fi
 		for ph in $PHASES; do
 			out=$(luf_hotpath "$ph" --seconds "$SECS" --dir /tmp/ovh) || rc=1
 			v=${out##*ops_per_sec=}
 			echo "# luf-overhead: $st $r $ph $v"
 		done
-		if [ "$st" = pending ]; then
-			echo "# luf-overhead-pending: $r before=$before after=$(cat $DBG/pending_folios) settled=$(( $(forced) - forced0 ))"
-			[ "$before" -gt 0 ] ||
-				{ echo "# luf-overhead: nothing was deferred for the pending state"; rc=1; }
-		fi
 		if [ -n "$params" ]; then
 			modprobe -r luf || { echo "# luf-overhead: modprobe -r luf failed"; exit 1; }
 		fi
