@@ -135,7 +135,7 @@ enum how {
 };
 
 #define MIGRATE_NODE	1
-/* make_deferred(): migrations tried before "nothing pending" fails */
+/* make_deferred(): unmaps tried before "nothing pending" fails */
 #define DEFER_TRIES	3
 
 /*
