@@ -135,8 +135,12 @@ enum how {
 };
 
 #define MIGRATE_NODE	1
-/* make_deferred(): unmaps tried before "nothing pending" fails */
-#define DEFER_TRIES	3
+/*
+ * Tries of a normal run before a precondition fails the test: whether a
+ * deferral survives until it is checked, or splice steals a page, depends
+ * on what the other CPUs do meanwhile (make_deferred(), luf_reuse steal).
+ */
+#define PRECOND_TRIES	3
 
 /*
  * A stale entry lives until something flushes the reader's CPU, and the

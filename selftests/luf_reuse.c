@@ -754,9 +754,6 @@ static void steal_try(struct __test_metadata *_metadata,
 	steal_release(self);
 }
 
-/* Tries of a normal run before "nothing was stolen" fails the test */
-#define STEAL_TRIES	3
-
 static void steal_once(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(steal) *self,
 		       const FIXTURE_VARIANT(steal) *variant, struct rd_sum *s)
@@ -768,13 +765,13 @@ static void steal_once(struct __test_metadata *_metadata,
 	/*
 	 * Whether splice steals a page or copies it depends on its references
 	 * at that moment (a busy host left all 16 copied once): a normal run
-	 * tries again, up to STEAL_TRIES times, unless a reader already saw
+	 * tries again, up to PRECOND_TRIES times, unless a reader already saw
 	 * a violation.
 	 */
 	do {
 		steal_try(_metadata, self, s, &stolen);
 	} while (!g_break && !stolen && !s->stale && !s->corrupt &&
-		 !s->bad_fault && ++tries < STEAL_TRIES);
+		 !s->bad_fault && ++tries < PRECOND_TRIES);
 	/*
 	 * A broken run's attempt without a steal just catches nothing
 	 * (RUN_ATTEMPTS makes another): G+1 read through the ext4 mapping
