@@ -21,6 +21,7 @@ enum luf_knob {
 	LUF_KNOB_OBSERVE,
 	LUF_KNOB_MAX_PENDING_KB,
 	LUF_KNOB_MAX_DEFER_MS,
+	LUF_KNOB_AGING_PCT,
 	LUF_NR_KNOBS,
 };
 
@@ -77,6 +78,7 @@ enum luf_cause {
 	LUF_CAUSE_DISABLE,
 	LUF_CAUSE_UNLOAD,
 	LUF_CAUSE_ISOLATE,
+	LUF_CAUSE_AGING,
 	LUF_NR_CAUSES,
 };
 
@@ -109,8 +111,9 @@ bool luf_unmap_deferrable(struct folio *folio,
 unsigned long luf_max_pending_pages(void);
 bool luf_bound_reached(long pending, long held, unsigned long max_pages);
 enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
-				     unsigned int fault_flags);
+				     unsigned int fault_flags, bool prot_write);
 bool luf_file_change_flushes(enum luf_file_why why);
+bool luf_aging_due(enum luf_ctx ctx, long pending, unsigned long pages);
 bool luf_can_flush(void);
 bool luf_may_flush_alloc(gfp_t gfp);
 unsigned long luf_knob_default(enum luf_knob k);
@@ -331,6 +334,20 @@ static inline struct cpumask *luf_arch_mask(struct arch_tlbflush_unmap_batch *b)
 	return NULL;
 }
 #endif
+
+#ifndef luf_arch_aging_flushes
+/*
+ * Does clearing a PTE's accessed bit invalidate the translation (so that
+ * the next access sets it again)?  Not on x86 (ptep_clear_flush_young()).
+ */
+static inline bool luf_arch_aging_flushes(void)
+{
+	return false;
+}
+#endif
+
+/* Deferred folios below which aging never asks for a flush */
+#define LUF_AGING_MIN_PAGES	64UL
 
 #ifdef LUF_KUNIT
 /*

@@ -83,4 +83,17 @@ static inline bool luf_arch_empty(const struct arch_tlbflush_unmap_batch *b)
 	return !b->nr_asids;
 }
 
+/*
+ * ptep_clear_flush_young() invalidates the page's translation when it
+ * clears the accessed bit (__flush_tlb_page_nosync()), so the next access
+ * walks and sets it again: aging needs no flush from LUF.  The multi-gen
+ * LRU's walks clear the bit without (ptep_test_and_clear_young()).
+ */
+static inline bool luf_arch_aging_flushes(void)
+{
+	return !IS_ENABLED(CONFIG_LRU_GEN);
+}
+
+#define luf_arch_aging_flushes luf_arch_aging_flushes
+
 #endif /* _LUF_ARCH_ARM64_H */

@@ -20,11 +20,13 @@
  * hook.
  */
 #include <linux/fs.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/rmap.h>
 #include <linux/string.h>
+#include <linux/vmstat.h>
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 #include "luf.h"
@@ -92,6 +94,31 @@ static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 	return defer;
 }
 
+/*
+ * The pages aging weighs @folio against (luf_aging_due()): its memcg's
+ * usage, or for the root memcg, which is not charged, the LRU pages of
+ * the system.  The folio is locked and isolated: its memcg stays.
+ */
+static unsigned long luf_aging_pages(struct folio *folio)
+{
+	unsigned long pages = 0;
+#ifdef CONFIG_MEMCG
+	struct mem_cgroup *memcg;
+
+	rcu_read_lock();
+	memcg = folio_memcg(folio);
+	if (memcg && memcg->memory.parent)
+		pages = page_counter_read(&memcg->memory);
+	rcu_read_unlock();
+#endif
+	if (pages)
+		return pages;
+	return global_node_page_state(NR_INACTIVE_ANON) +
+	       global_node_page_state(NR_ACTIVE_ANON) +
+	       global_node_page_state(NR_INACTIVE_FILE) +
+	       global_node_page_state(NR_ACTIVE_FILE);
+}
+
 static bool luf_hook_unmap_done(struct folio *folio,
 				struct tlbflush_unmap_batch *ro, int ttu_flags)
 {
@@ -109,7 +136,11 @@ static bool luf_hook_unmap_done(struct folio *folio,
 	}
 	luf_count_deferred(ro->luf_ctx, ro->luf_reason);
 	luf_count(LUF_EV_TLBI_AVOIDED, left_out);
-	luf_kick(LUF_CAUSE_TIMER);
+	if (luf_aging_due(ro->luf_ctx, atomic_long_read(&luf_state.pending),
+			  luf_aging_pages(folio)))
+		luf_kick(LUF_CAUSE_AGING);
+	else
+		luf_kick(LUF_CAUSE_TIMER);
 	return true;
 }
 
@@ -169,12 +200,17 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
 /*
  * A PTE of @vma may become writable, or a page be mapped into it where it
  * can be written without another fault: luf_write_fault_scope() (policy.c)
- * says whether that must flush and how widely.
+ * says whether that must flush and how widely, given whether a PTE built
+ * from vm_page_prot is writable (no write notification).  vm_page_prot
+ * changes only with the mmap lock held for writing, which the faults
+ * exclude (mprotect() calls the hook after setting it).
  */
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
 {
-	enum luf_scope scope = luf_write_fault_scope(vma->vm_flags, flags);
+	bool prot_write = pte_write(pfn_pte(0, READ_ONCE(vma->vm_page_prot)));
+	enum luf_scope scope = luf_write_fault_scope(vma->vm_flags, flags,
+						     prot_write);
 
 	if (scope == LUF_SCOPE_NONE)
 		return;

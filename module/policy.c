@@ -125,37 +125,49 @@ bool luf_bound_reached(long pending, long held, unsigned long max_pages)
  * @vm_flags: the VMA's flags
  * @fault_flags: FAULT_FLAG_*, or 0 where a page is installed without a
  *	fault
+ * @prot_write: a PTE built from the VMA's vm_page_prot is writable
  *
  * A PTE may become writable, or a page be mapped where it can be written
  * without another fault (see the write_fault sites in
- * include/linux/luf_hooks.h and kernel-hooks/SAFETY.md).  A read fault
- * counts as much as a write fault: an exclusive swap-in maps writable,
- * and so does any fault in a shared mapping without write-notify.  A
- * private mapping that may be written (VM_MAYWRITE) counts even without
- * VM_WRITE: a forced write (ptrace, /proc/pid/mem) goes straight into an
- * exclusive anonymous page through its read-only PTE, with no fault.  A
- * shared mapping without VM_WRITE gets writable PTEs only through
- * mprotect(), which calls this hook when it adds VM_WRITE.
+ * include/linux/luf_hooks.h and kernel-hooks/SAFETY.md).
  *
- * A private mapping's writes are seen by its own mm only, and every
- * deferred unmap of the mm counts in mm->tlb_flush_batched: flushing that
- * mm's pending batched unmaps, as munmap() does, is enough (and costs
- * nothing once they are flushed).  A write to a shared mapping changes the
- * page cache that any mm may still see through a stale entry: if that page
- * cache has deferred folios, everything deferred is flushed.
+ * A private mapping that may be written (VM_MAYWRITE) counts on any fault,
+ * even without VM_WRITE: an exclusive swap-in maps writable on a read
+ * fault, and a forced write (ptrace, /proc/pid/mem) goes straight into an
+ * exclusive anonymous page through its read-only PTE, with no fault.  Its
+ * writes are seen by its own mm only, and every deferred unmap of the mm
+ * counts in mm->tlb_flush_batched: flushing that mm's pending batched
+ * unmaps, as munmap() does, is enough (and costs nothing once they are
+ * flushed).
+ *
+ * A write to a shared mapping changes the page cache that any mm may still
+ * see through a stale entry: if that page cache has deferred folios,
+ * everything deferred is flushed.  A write fault always counts; any other
+ * fault or install only with VM_WRITE and without write notification
+ * (@prot_write, e.g. shmem), where a NUMA hinting fault or mprotect()
+ * rebuilds PTEs writable from vm_page_prot.  With write notification
+ * (ext4, xfs: page_mkwrite) the kernel makes a PTE writable without a
+ * write fault only if it is dirty (can_change_pte_writable()), and a copy
+ * of a deferred folio, made after the deferral, is mapped clean and
+ * read-only: only a write fault, which counts, can make its first PTE
+ * writable (or dirty).  A shared mapping without VM_WRITE gets writable
+ * PTEs only through mprotect(), which calls this hook when it adds
+ * VM_WRITE.
  *
  * Return: LUF_SCOPE_NONE, LUF_SCOPE_MM for a private mapping,
  * LUF_SCOPE_ALL for a shared one.
  */
 enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
-				     unsigned int fault_flags)
+				     unsigned int fault_flags, bool prot_write)
 {
-	bool shared = vm_flags & VM_SHARED;
-
-	if (!(fault_flags & FAULT_FLAG_WRITE) &&
-	    !(vm_flags & (shared ? VM_WRITE : VM_WRITE | VM_MAYWRITE)))
-		return LUF_SCOPE_NONE;
-	return shared ? LUF_SCOPE_ALL : LUF_SCOPE_MM;
+	if (!(vm_flags & VM_SHARED))
+		return (fault_flags & FAULT_FLAG_WRITE) ||
+		       (vm_flags & (VM_WRITE | VM_MAYWRITE)) ?
+		       LUF_SCOPE_MM : LUF_SCOPE_NONE;
+	if (fault_flags & FAULT_FLAG_WRITE)
+		return LUF_SCOPE_ALL;
+	return (vm_flags & VM_WRITE) && prot_write ?
+	       LUF_SCOPE_ALL : LUF_SCOPE_NONE;
 }
 
 /**
@@ -177,6 +189,37 @@ enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
 bool luf_file_change_flushes(enum luf_file_why why)
 {
 	return why != LUF_FILE_MKCLEAN;
+}
+
+/**
+ * luf_aging_due - must reclaim have the deferred flushes done for aging?
+ * @ctx: who deferred the last folio
+ * @pending: folios deferred and not flushed, that one included
+ * @pages: pages of the memcg it was reclaimed from (of the LRU lists for
+ *	the root memcg)
+ *
+ * Reclaim judges a mapped page by its PTE accessed bit.  x86 clears the bit
+ * without a TLB flush (ptep_clear_flush_young()): a CPU that keeps the
+ * translation cached does not set it again until something flushes, and
+ * the flushes reclaim sends are the ones LUF defers, so hot pages would
+ * look cold and be reclaimed.  Once the folios deferred since the last
+ * flush reach aging_pct percent of the memcg (at least
+ * LUF_AGING_MIN_PAGES), the CPUs are flushed, so that every pass of aging
+ * over the memcg sees a few flushes.  Not where the architecture flushes
+ * as it clears the bit (luf_arch_aging_flushes(): arm64), not for
+ * migration (nothing ages there), and never with aging_pct at 0.
+ *
+ * Return: true if the deferred flushes are due now.
+ */
+bool luf_aging_due(enum luf_ctx ctx, long pending, unsigned long pages)
+{
+	unsigned long pct = luf_knob(LUF_KNOB_AGING_PCT);
+
+	if (ctx != LUF_CTX_RECLAIM || !pct || luf_arch_aging_flushes())
+		return false;
+	return pending > 0 &&
+	       (unsigned long)pending >= max(LUF_AGING_MIN_PAGES,
+					     mult_frac(pages, pct, 100));
 }
 
 /**
@@ -236,6 +279,8 @@ unsigned long luf_knob_default(enum luf_knob k)
 		return min(65536UL, luf_total_kb() / 16);
 	case LUF_KNOB_MAX_DEFER_MS:
 		return 5000;
+	case LUF_KNOB_AGING_PCT:
+		return 25;
 	default:
 		return 0;
 	}
@@ -268,6 +313,10 @@ void luf_knob_range(enum luf_knob k, unsigned long *min, unsigned long *max)
 	case LUF_KNOB_MAX_DEFER_MS:
 		*min = 1;
 		*max = 60000;
+		break;
+	case LUF_KNOB_AGING_PCT:
+		*min = 0;
+		*max = 100;
 		break;
 	default:
 		*min = 0;

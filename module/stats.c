@@ -66,7 +66,7 @@ static_assert(ARRAY_SIZE(luf_event_name) == LUF_EV_FORCED_BASE);
 
 const char * const luf_cause_name[] = {
 	"write_fault", "file_change", "zone_low", "shrinker", "timer",
-	"threshold", "disable", "unload", "isolate",
+	"threshold", "disable", "unload", "isolate", "aging",
 };
 
 static_assert(ARRAY_SIZE(luf_cause_name) == LUF_NR_CAUSES);

@@ -71,6 +71,9 @@ MODULE_PARM_DESC(max_pending_kb,
 LUF_KNOB(max_defer_ms, LUF_KNOB_MAX_DEFER_MS);
 MODULE_PARM_DESC(max_defer_ms,
 		 "bound on how long a flush may wait, ms (1-60000, default 5000)");
+LUF_KNOB(aging_pct, LUF_KNOB_AGING_PCT);
+MODULE_PARM_DESC(aging_pct,
+		 "x86 reclaim flushes once this %% of the memcg is deferred, for page aging (0-100, 0 never, default 25)");
 
 static struct attribute *luf_attrs[] = {
 	&luf_attr_enabled.attr.attr,
@@ -78,6 +81,7 @@ static struct attribute *luf_attrs[] = {
 	&luf_attr_observe.attr.attr,
 	&luf_attr_max_pending_kb.attr.attr,
 	&luf_attr_max_defer_ms.attr.attr,
+	&luf_attr_aging_pct.attr.attr,
 	NULL,
 };
 

@@ -12,14 +12,17 @@
 # boot interleaved: "unloaded" (luf.ko not loaded), "observe" (loaded
 # with observe=1 enabled=0 migrc_enabled=0) and "on" (enabled=1
 # migrc_enabled=1; the loops unmap nothing read-only, so this is what the
-# hooks' checks cost with LUF on) on the hooked kernel, "base" on the
-# baseline.  LUF_OVERHEAD_SECONDS: seconds per phase and run (default 2).
+# hooks' checks cost with LUF on), "pending" (as on, while the flushes
+# of 256 pages of another process's file stay deferred: luf_hotpath
+# --pending) on the hooked kernel, "base" on the baseline.  LUF_OVERHEAD_SECONDS: seconds per phase and run (default 2).
 # Prints per phase and state the median rate, and
-#   RESULT overhead-PHASE base=R unloaded=R observe=R on=R unloaded_pct=X
-#          observe_pct=X on_pct=X spread_pct=S runs=N
+#   RESULT overhead-PHASE base=R unloaded=R observe=R on=R pending=R
+#          unloaded_pct=X observe_pct=X on_pct=X pending_pct=X spread_pct=S
+#          runs=N pending_min=P
 # where X is the median rate's change against base in percent (negative:
 # slower) and S the spread of the base runs ((max - min) / median, in
-# percent): a difference smaller than S is noise.  Not part of make check.
+# percent): a difference smaller than S is noise; P is the fewest folios
+# still pending at the end of a pending run.  Not part of make check.
 # The guests run with QEMU's -icount shift=LUF_OVERHEAD_ICOUNT (default 3:
 # the guest clock advances 2^3 ns per instruction executed), so a rate is
 # operations per 125 million guest instructions: what the hooks cost in
@@ -52,7 +55,7 @@ esac
 base_out=$LUF_OUT/nohooks
 all=$LUF_OUT/overhead.all
 keep_rates() {	# keep_rates LOG: its measurements to $all
-	sed -n 's/^# luf-overhead: \(unloaded\|observe\|on\|base\) /\1 /p' "$1" >> "$all"
+	sed -n 's/^# luf-overhead: \(unloaded\|observe\|on\|pending\|base\) /\1 /p' "$1" >> "$all"
 }
 if [ "${1:-}" = --parse ]; then
 	# only summarize the guest logs of the last run
@@ -107,13 +110,19 @@ for ph in fault cow tlb uffd write; do
 	$1 == "unloaded" { unl[++nu] = $4 }
 	$1 == "observe" { obs[++no] = $4 }
 	$1 == "on" { on[++nn] = $4 }
+	$1 == "pending" {
+		pd[++np] = $4
+		q = $6; sub(/^pending_after=/, "", q)
+		if (np == 1 || q + 0 < pmin) pmin = q + 0
+	}
 	END {
 		b = med(base, nb); u = med(unl, nu); o = med(obs, no); n = med(on, nn)
-		if (!b || !u || !o || !n) { print "no measurements for " ph > "/dev/stderr"; exit 1 }
+		p = med(pd, np)
+		if (!b || !u || !o || !n || !p) { print "no measurements for " ph > "/dev/stderr"; exit 1 }
 		spread = (mx(base, nb) - mn(base, nb)) / b * 100
-		printf "  %-6s base %11.1f  unloaded %11.1f (%+.2f%%)  observe %11.1f (%+.2f%%)  on %11.1f (%+.2f%%)  spread %.2f%%\n",
-			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, n, (n / b - 1) * 100, spread
-		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f on=%.1f unloaded_pct=%+.2f observe_pct=%+.2f on_pct=%+.2f spread_pct=%.2f runs=%d\n",
-			ph, b, u, o, n, (u / b - 1) * 100, (o / b - 1) * 100, (n / b - 1) * 100, spread, nb
+		printf "  %-6s base %11.1f  unloaded %11.1f (%+.2f%%)  observe %11.1f (%+.2f%%)  on %11.1f (%+.2f%%)  pending %11.1f (%+.2f%%)  spread %.2f%%\n",
+			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, n, (n / b - 1) * 100, p, (p / b - 1) * 100, spread
+		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f on=%.1f pending=%.1f unloaded_pct=%+.2f observe_pct=%+.2f on_pct=%+.2f pending_pct=%+.2f spread_pct=%.2f runs=%d pending_min=%d\n",
+			ph, b, u, o, n, p, (u / b - 1) * 100, (o / b - 1) * 100, (n / b - 1) * 100, (p / b - 1) * 100, spread, nb, pmin
 	}' "$all"
 done

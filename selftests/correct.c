@@ -295,6 +295,24 @@ void make_deferred(struct __test_metadata *_metadata, enum how how,
 	}
 }
 
+/*
+ * After @what, something the test did in the window before its change:
+ * pages are still held or folios pending, and no write fault forced a
+ * flush since @before.
+ */
+void assert_still_deferred(struct __test_metadata *_metadata,
+			   const struct luf_ev *before, const char *what)
+{
+	struct luf_ev now;
+
+	ASSERT_EQ(0, luf_ev_read(&now));
+	ASSERT_TRUE((now.held > 0 || now.pending > 0) && now.wf == before->wf) {
+		luf_ev_log("before", before);
+		luf_ev_log(what, &now);
+		TH_LOG("%s settled the deferral", what);
+	}
+}
+
 void open_window(struct __test_metadata *_metadata, struct rd_ctl *rd,
 		 void *map, size_t len, enum how how, struct luf_ev *before,
 		 struct luf_ev *after, bool need_held)

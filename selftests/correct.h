@@ -215,6 +215,8 @@ void make_deferred(struct __test_metadata *_metadata, enum how how,
  * The window opens: the readers of @rd start over the @len bytes at @map,
  * then make_deferred() unmaps them.
  */
+void assert_still_deferred(struct __test_metadata *_metadata,
+			   const struct luf_ev *before, const char *what);
 void open_window(struct __test_metadata *_metadata, struct rd_ctl *rd,
 		 void *map, size_t len, enum how how, struct luf_ev *before,
 		 struct luf_ev *after, bool need_held);

@@ -94,7 +94,7 @@ int file_mode(const char *path);
 
 /* ---- knobs (/sys/kernel/mm/luf) ------------------------------------- */
 
-#define LUF_NR_KNOBS 5
+#define LUF_NR_KNOBS 6
 extern const char *const luf_knob_names[LUF_NR_KNOBS];
 void luf_knob_path(const char *name, char *buf, size_t len);
 int luf_knob_read(const char *name, uint64_t *val);
@@ -166,7 +166,7 @@ struct luf_ev {
 	uint64_t released;	/* released_pages */
 	uint64_t pending;	/* pending_folios */
 	uint64_t flushes;
-	uint64_t fc, wf, timer, disable;	/* forced_<cause> */
+	uint64_t fc, wf, timer, disable, aging;	/* forced_<cause> */
 	uint64_t rel_zone_low, rel_shrinker, rel_isolate;	/* released_<cause> */
 	uint64_t retained;	/* migrc_retained */
 	uint64_t tlbi_avoided;

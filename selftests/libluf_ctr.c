@@ -17,6 +17,7 @@
 
 const char *const luf_knob_names[LUF_NR_KNOBS] = {
 	"enabled", "migrc_enabled", "observe", "max_pending_kb", "max_defer_ms",
+	"aging_pct",
 };
 
 void luf_knob_path(const char *name, char *buf, size_t len)
@@ -123,6 +124,7 @@ static const struct {
 	LUF_EV("forced_write_fault", wf),
 	LUF_EV("forced_timer", timer),
 	LUF_EV("forced_disable", disable),
+	LUF_EV("forced_aging", aging),
 	LUF_EV("released_zone_low", rel_zone_low),
 	LUF_EV("released_shrinker", rel_shrinker),
 	LUF_EV("released_isolate", rel_isolate),

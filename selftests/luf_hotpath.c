@@ -20,6 +20,14 @@
  *					4 KiB pwrite()s over a 4 MiB file in D
  *					(default /tmp): write_begin (file_change)
  *
+ * --pending N (any phase): first a child maps N pages of a file in D
+ * read-only, reads them, and pages them out from CPU 2 while a thread of
+ * it runs on CPU 3, so that with luf.ko loaded (enabled=1,
+ * max_defer_ms=60000) their flush is deferred while the phase runs; the
+ * child keeps the file open until the phase is done (truncating or
+ * removing it would settle the deferral).  Adds "pending_before=P
+ * pending_after=Q" (pending_folios) to the line.
+ *
  * Prints one line: "PHASE ops=N seconds=T ops_per_sec=R", where an op is a
  * page faulted in or copied, an unmap round or a write.
  */
@@ -138,6 +146,90 @@ static void *spinner(void *arg)
 	return NULL;
 }
 
+/* The --pending child's thread: keeps the mm live on CPU 3 */
+static void *holder_spin(void *arg)
+{
+	volatile const char *p = arg;
+	size_t i, page = sysconf(_SC_PAGESIZE);
+
+	pin_to_cpu(3);
+	while (!__atomic_load_n(&stop_spinner, __ATOMIC_RELAXED))
+		for (i = 0; i < 64; i++)
+			(void)p[i * page];
+	return NULL;
+}
+
+/* The --pending child: see the top of the file; its exit code says why */
+static int holder(const char *dir, size_t pages, int go, int st)
+{
+	size_t page = sysconf(_SC_PAGESIZE), len = pages * page, i;
+	char path[4096], c = 'k', *buf;
+	volatile const char *m;
+	pthread_t th;
+	int fd;
+
+	if (pin_to_cpu(2))
+		return 2;
+	snprintf(path, sizeof(path), "%s/luf_hotpath.XXXXXX", dir);
+	fd = mkstemp(path);
+	buf = calloc(1, len);
+	if (fd < 0 || !buf)
+		return 3;
+	unlink(path);
+	memset(buf, 0x5a, len);
+	/* written back and dropped: read back, the pages are clean */
+	if (pwrite(fd, buf, len, 0) != (ssize_t)len || fsync(fd) ||
+	    posix_fadvise(fd, 0, len, POSIX_FADV_DONTNEED))
+		return 4;
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return 5;
+	for (i = 0; i < pages; i++)
+		(void)m[i * page];
+	if (pthread_create(&th, NULL, holder_spin, (void *)m))
+		return 6;
+	usleep(100000);
+	if (madvise((void *)m, len, MADV_PAGEOUT))
+		return 7;
+	__atomic_store_n(&stop_spinner, 1, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	if (write(st, &c, 1) != 1)
+		return 8;
+	while (read(go, &c, 1) > 0)
+		;
+	return 0;
+}
+
+/* Start the --pending child; its pid, *@go the pipe that keeps it */
+static pid_t hold_pending(const char *dir, size_t pages, int *go)
+{
+	int gp[2], sp[2], st;
+	pid_t pid;
+	char c;
+
+	if (pipe(gp) || pipe(sp))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		close(gp[1]);
+		close(sp[0]);
+		_exit(holder(dir, pages, gp[0], sp[1]));
+	}
+	close(gp[0]);
+	close(sp[1]);
+	if (read(sp[0], &c, 1) != 1) {
+		waitpid(pid, &st, 0);
+		fprintf(stderr, "luf_hotpath: --pending child failed (%d)\n",
+			WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		exit(1);
+	}
+	close(sp[0]);
+	*go = gp[1];
+	return pid;
+}
+
 static unsigned long run(const char *phase, double secs, const char *dir)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
@@ -206,23 +298,34 @@ static unsigned long run(const char *phase, double secs, const char *dir)
 
 int main(int argc, char **argv)
 {
+	uint64_t before = 0, after = 0;
 	const char *dir = "/tmp";
 	double secs = 3, t0;
+	long pending = 0;
 	unsigned long ops;
-	int i;
+	pid_t holder_pid = 0;
+	int i, go = -1, st;
 
 	for (i = 2; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--seconds"))
 			secs = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--dir"))
 			dir = argv[i + 1];
+		else if (!strcmp(argv[i], "--pending"))
+			pending = atol(argv[i + 1]);
 		else
 			break;
 	}
-	if (argc < 2 || i != argc || secs <= 0) {
-		fprintf(stderr, "usage: %s fault|cow|tlb|uffd|write --seconds S [--dir D]\n",
+	if (argc < 2 || i != argc || secs <= 0 || pending < 0) {
+		fprintf(stderr,
+			"usage: %s fault|cow|tlb|uffd|write --seconds S [--dir D] [--pending N]\n",
 			argv[0]);
 		return 2;
+	}
+	if (pending) {
+		holder_pid = hold_pending(dir, pending, &go);
+		if (luf_counter_read("pending_folios", &before))
+			die("pending_folios");
 	}
 	t0 = luf_now();
 	ops = run(argv[1], secs, dir);
@@ -231,7 +334,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	t0 = luf_now() - t0;
-	printf("%s ops=%lu seconds=%.3f ops_per_sec=%.1f\n", argv[1], ops, t0,
+	if (pending) {
+		if (luf_counter_read("pending_folios", &after))
+			die("pending_folios");
+		close(go);
+		waitpid(holder_pid, &st, 0);
+	}
+	printf("%s ops=%lu seconds=%.3f ops_per_sec=%.1f", argv[1], ops, t0,
 	       ops / t0);
+	if (pending)
+		printf(" pending_before=%llu pending_after=%llu",
+		       (unsigned long long)before, (unsigned long long)after);
+	printf("\n");
 	return 0;
 }

@@ -57,6 +57,10 @@ FIXTURE_VARIANT_ADD(knob, max_defer_ms) {
 	.name = "max_defer_ms", .lo = 1, .hi = 60000, .def = 5000,
 };
 
+FIXTURE_VARIANT_ADD(knob, aging_pct) {
+	.name = "aging_pct", .lo = 0, .hi = 100, .def = 25,
+};
+
 FIXTURE_SETUP(knob)
 {
 	uint64_t memtotal;

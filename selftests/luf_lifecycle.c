@@ -12,6 +12,12 @@
  *	max_pending_kb=512 and a memcg reclaim workload that defers more
  *	than four times that: held_pages_peak never passes 512 KiB, and the
  *	threshold release ran.
+ *  lifecycle.aging_flushes (page aging)
+ *	aging_pct=25 and the memcg reclaim workload, timer and bound out of
+ *	the way: on x86 the deferred flushes are done every 25% of the memcg
+ *	(forced_aging moves, at most once per 64 deferred folios); with
+ *	aging_pct=0 never.  arm64 invalidates as aging clears the accessed
+ *	bit: forced_aging stays 0.
  *  lifecycle.migrc_alloc_near_limit (I5, MIGRC)
  *	64 MiB of tmpfs migrated to node 1 with the sources held; a child
  *	bound to node 0 faults in node 0's MemFree plus half the held amount
@@ -274,6 +280,57 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 	ASSERT_GT(peak, (uint64_t)0) TH_LOG("nothing was ever held");
 	ASSERT_LE(peak, max_pages) TH_LOG("held more than max_pending_kb");
 	ASSERT_GT(forced, (uint64_t)0) TH_LOG("no threshold release");
+}
+
+/*
+ * Page aging: x86 clears accessed bits without a flush, so reclaim that
+ * defers the flushes has them done once it deferred aging_pct of the memcg
+ * (luf_aging_due()).  The workload's memcg is 4 MiB and it reclaims many
+ * times that, so aging_pct=25 must flush, and never more often than once
+ * per LUF_AGING_MIN_PAGES (64) deferred folios; aging_pct=0 never does.
+ */
+static void aging_run(struct __test_metadata *_metadata, const char *pct,
+		      uint64_t *deferred, uint64_t *aging)
+{
+	struct luf_run_opts o;
+	struct luf_run_res r;
+	uint64_t d0, a0;
+
+	luf_run_opts_default(&o, LUF_WL_MEMCG);
+	ASSERT_EQ(0, luf_knob_write("aging_pct", pct));
+	ASSERT_EQ(0, luf_counter_read("deferred_folios", &d0));
+	ASSERT_EQ(0, luf_counter_read("forced_aging", &a0));
+	luf_run_ok(_metadata, LUF_WL_MEMCG, &o, &r);
+	ASSERT_EQ(0, luf_counter_read("deferred_folios", deferred));
+	ASSERT_EQ(0, luf_counter_read("forced_aging", aging));
+	*deferred -= d0;
+	*aging -= a0;
+	note("aging_pct=%s: deferred %" PRIu64 ", forced_aging %" PRIu64 "\n",
+	     pct, *deferred, *aging);
+	ASSERT_GT(*deferred, (uint64_t)1024) TH_LOG("too little deferred");
+}
+
+TEST_F_TIMEOUT(lifecycle, aging_flushes, 240)
+{
+	uint64_t deferred, aging;
+	struct luf_run_opts o;
+
+	luf_run_opts_default(&o, LUF_WL_MEMCG);
+	REQUIRE_WL(LUF_WL_MEMCG, &o);
+	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	aging_run(_metadata, "25", &deferred, &aging);
+	if (ON_ARM64) {
+		ASSERT_EQ((uint64_t)0, aging)
+			TH_LOG("arm64 flushed for aging (no multi-gen LRU here)");
+		return;
+	}
+	ASSERT_GT(aging, (uint64_t)0) TH_LOG("no aging flush");
+	ASSERT_LE(aging * 64, deferred) TH_LOG("aging flushed too often");
+	aging_run(_metadata, "0", &deferred, &aging);
+	ASSERT_EQ((uint64_t)0, aging) TH_LOG("aging_pct=0 flushed for aging");
 }
 
 /*

@@ -26,6 +26,16 @@
  *	kiocb_invalidate_post_direct_write() flushes (brk 2).  The writer
  *	is another process: its faults and UFFDIO_COPY reach write_fault,
  *	which flushes the writer's mm, not ours.
+ *  uffdwp.tmpfs.mprotect_exec (I2)
+ *	A child maps the tmpfs file MAP_SHARED PROT_READ|PROT_WRITE with
+ *	uffd-wp registered (write notification: vm_page_prot read-only).
+ *	After the deferral it reads every page back (read-only PTEs; the
+ *	deferral must stay), unregisters (vm_page_prot writable again, the
+ *	PTEs untouched), mprotect()s to PROT_READ|PROT_WRITE|PROT_EXEC,
+ *	which rebuilds the PTEs writable without adding VM_WRITE, and
+ *	writes G+1 without a fault.  Only the write_fault hook of
+ *	mprotect_fixup() flushes (brk 3); the child's own flushes reach its
+ *	mm, not ours.
  *
  * Oracle as for write (uffdmove: the new content is zero).
  */
@@ -483,6 +493,188 @@ static void dio_once(struct __test_metadata *_metadata, FIXTURE_DATA(dio) *self,
 TEST_F_TIMEOUT(dio, write_in_flight, 300)
 {
 	RUN_ATTEMPTS(dio_once, "reader read the old blocks after the direct write");
+}
+
+/* ---- uffdwp ---------------------------------------------------------- */
+
+#ifndef UFFD_FEATURE_WP_HUGETLBFS_SHMEM
+#define UFFD_FEATURE_WP_HUGETLBFS_SHMEM	(1 << 12)
+#endif
+
+FIXTURE(uffdwp) {
+	struct oracle o;
+	pid_t child;
+	int go, st;		/* pipes to and from the child: our ends */
+	bool swapon;
+};
+
+FIXTURE_VARIANT(uffdwp) {
+	int brk;
+};
+
+FIXTURE_VARIANT_ADD(uffdwp, tmpfs) { .brk = 3 };
+
+static void uffdwp_release(FIXTURE_DATA(uffdwp) *self)
+{
+	int st;
+
+	if (self->go >= 0)
+		close(self->go);	/* the child ends */
+	if (self->st >= 0)
+		close(self->st);
+	self->go = self->st = -1;
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, &st, 0);
+	}
+	self->child = -1;
+	oracle_release(&self->o);
+}
+
+FIXTURE_SETUP(uffdwp)
+{
+	self->child = -1;
+	self->go = self->st = -1;
+	self->swapon = false;
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
+	if (_metadata->exit_code)
+		return;
+	/* Without swap, reclaim can unmap a shmem folio but never free it */
+	swap_on(_metadata, &self->swapon);
+}
+
+FIXTURE_TEARDOWN(uffdwp)
+{
+	uffdwp_release(self);
+	swap_off(_metadata, &self->swapon);
+	module_done();
+}
+
+/* One step of the child: wait for @go, report @done (or @fail) to @st */
+static int uffdwp_step(int go, int st, bool ok)
+{
+	char c;
+
+	if (write(st, ok ? "k" : "e", 1) != 1 || !ok)
+		return -1;
+	return read(go, &c, 1) == 1 ? 0 : -1;
+}
+
+/*
+ * The child: @path mapped shared and writable under uffd-wp, 'k' to @st
+ * (or a negative errno from the setup); on each byte from @go one step:
+ * read every page, then unregister, mprotect() with PROT_EXEC added and
+ * write generation @gen.  It ends when @go is closed, not before: its
+ * exit would flush its mm, and arm64 QEMU TCG keeps no ASIDs.
+ */
+static int uffdwp_child(const char *path, size_t size, unsigned int gen,
+			int go, int st)
+{
+	struct uffdio_api api = {
+		.api = UFFD_API, .features = UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
+	};
+	struct uffdio_range rg = { .len = size };
+	volatile uint64_t *m;
+	uint64_t v = 0;
+	int fd, uffd, err = 0;
+	size_t i;
+	char c;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	if (fd < 0 || m == MAP_FAILED || uffd < 0)
+		err = -errno;
+	else if (ioctl(uffd, UFFDIO_API, &api))
+		err = -errno;
+	else
+		err = uffd_register(uffd, (void *)m, size, UFFDIO_REGISTER_MODE_WP);
+	if (write(st, &err, sizeof(err)) != sizeof(err) || err ||
+	    read(go, &c, 1) != 1)
+		return 2;
+	for (i = 0; i < size / 8; i += ps / 8)
+		v += m[i];
+	if (uffdwp_step(go, st, true))
+		return 3;
+	rg.start = (uintptr_t)m;
+	if (uffdwp_step(go, st, !ioctl(uffd, UFFDIO_UNREGISTER, &rg) &&
+			!mprotect((void *)m, size,
+				  PROT_READ | PROT_WRITE | PROT_EXEC)))
+		return 4;
+	for (i = 0; i < size / 8; i++)
+		m[i] = word(i, gen);
+	if (write(st, "w", 1) != 1)
+		return 5;
+	while (read(go, &c, 1) > 0)
+		;
+	return v ? 0 : 6;
+}
+
+static void uffdwp_once(struct __test_metadata *_metadata,
+			FIXTURE_DATA(uffdwp) *self,
+			const FIXTURE_VARIANT(uffdwp) *variant, struct rd_sum *s)
+{
+	size_t size = NPAGES * ps, words = size / 8, i;
+	unsigned int gen = first_gen();
+	struct luf_ev e0, e1, e2;
+	int err, go[2], st[2];
+	struct rd_ctl *rd;
+	uint64_t v = 0;
+	char c = 0;
+
+	(void)variant;
+	err = tfile_create(&self->o.f, LUF_TMP_DIR, "uffdwp", NPAGES, gen);
+	ASSERT_EQ(0, err) TH_LOG("test file: %s", strerror(-err));
+	/* before the fork: the child's own mapping gets another address */
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	self->go = go[1];
+	ASSERT_EQ(0, pipe2(st, O_CLOEXEC));
+	self->st = st[0];
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child)
+		_exit(uffdwp_child(self->o.f.path, size, gen + 1, go[0], st[1]));
+	close(go[0]);
+	close(st[1]);
+	ASSERT_EQ((ssize_t)sizeof(err), read(self->st, &err, sizeof(err)))
+		TH_LOG("the child failed");
+	if (err == -EINVAL)
+		SKIP(return, "no uffd-wp for shmem (UFFD_FEATURE_WP_HUGETLBFS_SHMEM)");
+	ASSERT_EQ(0, err) TH_LOG("child: shared mapping under uffd-wp: %s",
+				 strerror(-err));
+	rd = review_rd(&self->o, gen);
+	ASSERT_NE(NULL, rd);
+	/* the fork made our private pages copy-on-write */
+	prefault_all();
+	/* faulted in on CPU 0, whose LRU batches MADV_PAGEOUT drains */
+	for (i = 0; i < words; i += ps / 8)
+		v += ((volatile uint64_t *)self->o.map)[i];
+	open_window(_metadata, rd, self->o.map, size, BY_PAGEOUT, &e0, &e1,
+		    true);
+	ASSERT_TRUE(write(self->go, "r", 1) == 1 &&
+		    read(self->st, &c, 1) == 1 && c == 'k')
+		TH_LOG("the child could not read its mapping");
+	assert_still_deferred(_metadata, &e0, "the child's read faults");
+	ASSERT_TRUE(write(self->go, "p", 1) == 1 &&
+		    read(self->st, &c, 1) == 1 && c == 'k')
+		TH_LOG("the child's UFFDIO_UNREGISTER or mprotect() failed");
+	ASSERT_TRUE(write(self->go, "w", 1) == 1 &&
+		    read(self->st, &c, 1) == 1 && c == 'w')
+		TH_LOG("the child's writes failed");
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the child's writes", s);
+	ASSERT_EQ((ssize_t)sizeof(v), pread(self->o.f.fd, &v, sizeof(v), 0));
+	ASSERT_EQ(word(0, gen + 1), v) TH_LOG("the file did not change");
+	if (!g_break)
+		ASSERT_GT(e2.wf, e0.wf)
+			TH_LOG("mprotect() forced no flush (forced_write_fault)");
+	uffdwp_release(self);
+}
+
+TEST_F_TIMEOUT(uffdwp, mprotect_exec, 300)
+{
+	RUN_ATTEMPTS(uffdwp_once, "reader read the old page after the child's write");
 }
 
 LUF_CORRECT_MAIN(NULL, NULL)

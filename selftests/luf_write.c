@@ -13,11 +13,14 @@
  *	reader that has seen the publication never reads old content again,
  *	and no reader ever reads a word that is neither old nor new content.
  *  cow.<ext4|xfs|ext4_migrate|ext4_shared|ext4_shared_migrate|
- *	xfs_shared_migrate>.write_upgrade (I2, write faults)
+ *	xfs_shared_migrate|ext4_shared_read|xfs_shared_read>.write_upgrade
+ *	(I2, write faults)
  *	a MAP_PRIVATE (COW) or MAP_SHARED (*_shared) PROT_READ|PROT_WRITE
  *	file mapping, never written, so its PTEs are read-only; after the
  *	deferral CPU 0 writes generation G+1 into every word (write faults),
- *	then publishes.  Oracle as for write.
+ *	then publishes.  *_read: CPU 0 first reads every page back (read
+ *	faults, which must leave the deferral pending: write notification
+ *	maps them read-only), then writes.  Oracle as for write.
  *  swapin.anon.read_maps_writable (I2, a read fault that maps writable)
  *	an anonymous page swapped in through the swap cache (read-only, the
  *	swap entry shared with a child), deferred by MADV_PAGEOUT; the child
@@ -314,6 +317,7 @@ FIXTURE_VARIANT(cow) {
 	const char *dir;
 	enum how how;
 	bool shared;
+	bool read_first;
 };
 
 /*
@@ -347,6 +351,20 @@ FIXTURE_VARIANT_ADD(cow, ext4_shared_migrate) {
 
 FIXTURE_VARIANT_ADD(cow, xfs_shared_migrate) {
 	.brk = UPGRADE_BRK, .dir = LUF_XFS_DIR, .how = BY_MIGRATION, .shared = true,
+};
+
+/*
+ * Read faults first: the pages read back are mapped read-only (write
+ * notification) and the deferral stays; each write fault then upgrades a
+ * present PTE, which only the module's write_fault flush covers on x86
+ * (arm64's __ptep_set_access_flags() flushes the address, as above).
+ */
+FIXTURE_VARIANT_ADD(cow, ext4_shared_read) {
+	.brk = UPGRADE_BRK, .dir = LUF_EXT4_DIR, .shared = true, .read_first = true,
+};
+
+FIXTURE_VARIANT_ADD(cow, xfs_shared_read) {
+	.brk = UPGRADE_BRK, .dir = LUF_XFS_DIR, .shared = true, .read_first = true,
 };
 
 FIXTURE_SETUP(cow)
@@ -385,6 +403,11 @@ static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
 	w = self->o.map;
 	open_window(_metadata, rd, self->o.map, self->o.f.size, variant->how,
 		    &e0, &e1, false);
+	if (variant->read_first) {
+		for (i = 0; i < words; i += ps / 8)
+			(void)w[i];
+		assert_still_deferred(_metadata, &e0, "the read faults");
+	}
 	for (i = 0; i < words; i++)
 		w[i] = word(i, gen + 1);
 	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the writes", s);

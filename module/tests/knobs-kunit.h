@@ -99,6 +99,9 @@ static const struct luf_param_case luf_param_cases[] = {
 	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "1", 0 },
 	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "0", -EINVAL },
 	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "99999999999999", -EINVAL },
+	{ LUF_KNOB_AGING_PCT, "aging_pct", "0", 0 },
+	{ LUF_KNOB_AGING_PCT, "aging_pct", "100", 0 },
+	{ LUF_KNOB_AGING_PCT, "aging_pct", "101", -EINVAL },
 };
 
 static void luf_param_table(struct kunit *test)

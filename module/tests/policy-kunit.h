@@ -44,33 +44,40 @@ static void luf_policy(struct kunit *test)
 }
 
 /*
- * Read and write faults alike: a private mapping that may be written
- * flushes its mm, a writable shared one everything its VMA has deferred;
- * a shared mapping without VM_WRITE only on a write fault (mprotect()
- * adding VM_WRITE calls the hook with FAULT_FLAG_WRITE).
+ * A private mapping that may be written flushes its mm on any fault; a
+ * shared one flushes everything its VMA has deferred on a write fault,
+ * and on any other fault or install only if it has VM_WRITE and no write
+ * notification (vm_page_prot writable, as in shmem).
  */
 static void luf_write_fault_scopes(struct kunit *test)
 {
 	static const struct {
 		unsigned long vm_flags;
 		unsigned int fault_flags;
+		bool prot_write;
 		enum luf_scope scope;
 	} c[] = {
-		{ VM_READ, 0, LUF_SCOPE_NONE },
-		{ VM_READ, FAULT_FLAG_WRITE, LUF_SCOPE_MM },
-		{ VM_READ | VM_MAYWRITE, 0, LUF_SCOPE_MM },
-		{ VM_READ | VM_WRITE | VM_MAYWRITE, 0, LUF_SCOPE_MM },
-		{ VM_SHARED | VM_READ, 0, LUF_SCOPE_NONE },
-		{ VM_SHARED | VM_READ | VM_MAYWRITE, 0, LUF_SCOPE_NONE },
-		{ VM_SHARED | VM_READ, FAULT_FLAG_WRITE, LUF_SCOPE_ALL },
-		{ VM_SHARED | VM_READ | VM_WRITE, 0, LUF_SCOPE_ALL },
-		{ VM_SHARED | VM_WRITE, FAULT_FLAG_WRITE, LUF_SCOPE_ALL },
+		{ VM_READ, 0, false, LUF_SCOPE_NONE },
+		{ VM_READ, FAULT_FLAG_WRITE, false, LUF_SCOPE_MM },
+		{ VM_READ | VM_MAYWRITE, 0, false, LUF_SCOPE_MM },
+		{ VM_READ | VM_WRITE | VM_MAYWRITE, 0, false, LUF_SCOPE_MM },
+		{ VM_SHARED | VM_READ, 0, false, LUF_SCOPE_NONE },
+		{ VM_SHARED | VM_READ | VM_MAYWRITE, 0, false, LUF_SCOPE_NONE },
+		{ VM_SHARED | VM_READ, FAULT_FLAG_WRITE, false, LUF_SCOPE_ALL },
+		{ VM_SHARED | VM_READ | VM_WRITE, 0, true, LUF_SCOPE_ALL },
+		/* write notification (page_mkwrite, uffd-wp, soft-dirty) */
+		{ VM_SHARED | VM_READ | VM_WRITE, 0, false, LUF_SCOPE_NONE },
+		{ VM_SHARED | VM_READ | VM_WRITE, FAULT_FLAG_USER, false,
+		  LUF_SCOPE_NONE },
+		{ VM_SHARED | VM_WRITE, FAULT_FLAG_WRITE, false, LUF_SCOPE_ALL },
+		{ VM_SHARED | VM_WRITE, FAULT_FLAG_WRITE, true, LUF_SCOPE_ALL },
 	};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(c); i++)
 		KUNIT_EXPECT_EQ_MSG(test, luf_write_fault_scope(c[i].vm_flags,
-								c[i].fault_flags),
+								c[i].fault_flags,
+								c[i].prot_write),
 				    c[i].scope, "case %zu", i);
 }
 
@@ -112,6 +119,10 @@ static void luf_knob_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, min, 1UL);
 	KUNIT_EXPECT_EQ(test, max, 60000UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_MAX_DEFER_MS), 5000UL);
+	luf_knob_range(LUF_KNOB_AGING_PCT, &min, &max);
+	KUNIT_EXPECT_EQ(test, min, 0UL);
+	KUNIT_EXPECT_EQ(test, max, 100UL);
+	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_AGING_PCT), 25UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_ENABLED), 0UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_MIGRC_ENABLED), 0UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_OBSERVE), 1UL);
@@ -129,11 +140,40 @@ static void luf_bounds(struct kunit *test)
 	luf_state.knob[LUF_KNOB_MAX_PENDING_KB] = 0;
 }
 
+/*
+ * Aging asks for a flush once aging_pct percent of the memcg is deferred,
+ * never below LUF_AGING_MIN_PAGES, only for reclaim, never at 0, and not
+ * where clearing the accessed bit invalidates the translation.
+ */
+static void luf_aging(struct kunit *test)
+{
+	const bool arch = !luf_arch_aging_flushes();
+	const long min = LUF_AGING_MIN_PAGES;
+
+	luf_state.knob[LUF_KNOB_AGING_PCT] = 25;
+	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, 255, 1024));
+	KUNIT_EXPECT_EQ(test, luf_aging_due(LUF_CTX_RECLAIM, 256, 1024), arch);
+	KUNIT_EXPECT_EQ(test, luf_aging_due(LUF_CTX_RECLAIM, 300, 1024), arch);
+	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_MIGRATE, 300, 1024));
+	/* a small memcg: the floor */
+	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, min - 1, 16));
+	KUNIT_EXPECT_EQ(test, luf_aging_due(LUF_CTX_RECLAIM, min, 16), arch);
+	/* no overflow for a huge LRU */
+	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, LONG_MAX / 8,
+					       ULONG_MAX));
+	luf_state.knob[LUF_KNOB_AGING_PCT] = 100;
+	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, 1023, 1024));
+	KUNIT_EXPECT_EQ(test, luf_aging_due(LUF_CTX_RECLAIM, 1024, 1024), arch);
+	luf_state.knob[LUF_KNOB_AGING_PCT] = 0;
+	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, LONG_MAX, 1));
+}
+
 LUF_KUNIT_SUITE(luf_policy,
 		KUNIT_CASE(luf_policy),
 		KUNIT_CASE(luf_write_fault_scopes),
 		KUNIT_CASE(luf_file_changes),
 		KUNIT_CASE(luf_knob_rules),
-		KUNIT_CASE(luf_bounds));
+		KUNIT_CASE(luf_bounds),
+		KUNIT_CASE(luf_aging));
 
 #endif /* _LUF_POLICY_KUNIT_H */

@@ -67,7 +67,7 @@ D=/tmp/luf-bench
 DBG=/sys/kernel/debug/luf
 COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
 forced_write_fault forced_file_change forced_zone_low forced_shrinker
-forced_timer forced_threshold forced_isolate mm_flushes flush_cpus cpus_pruned
+forced_timer forced_threshold forced_isolate forced_aging mm_flushes flush_cpus cpus_pruned
 reclaim_unmaps reclaim_ro_folios reclaim_deferred tlbi_avoided tlbi_issued"
 # /proc/vmstat counters kept per run (vm_*), to see what else changed
 VMSTAT="pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd pgmajfault

@@ -9,18 +9,23 @@
 #     observe   luf.ko loaded with observe=1 enabled=0 migrc_enabled=0
 #     on        luf.ko loaded with enabled=1 migrc_enabled=1 (the loops
 #               unmap nothing read-only: what the hooks' checks cost)
+#     pending   as on, with max_defer_ms=60000 and PENDING pages of another
+#               process's file deferred during each phase (luf_hotpath
+#               --pending): what the checks cost while flushes are pending
 #   kernel built with CONFIG_LUF_HOOKS=n:
 #     base
 # Arguments: RUNS SECONDS (per phase and run).  Prints per measurement
-#   # luf-overhead: STATE RUN PHASE OPS_PER_SEC
-# and exits non-zero if a measurement or a module load failed.
+#   # luf-overhead: STATE RUN PHASE OPS_PER_SEC [pending_before=P pending_after=Q]
+# and exits non-zero if a measurement or a module load failed, or if the
+# pending state had nothing pending when its phase began.
 
 RUNS=${1:-3}
 SECS=${2:-3}
 PHASES="fault cow tlb uffd write"
+PENDING=256
 
 if grep -q ' luf_hooks_register$' /proc/kallsyms; then
-	STATES="unloaded observe on"
+	STATES="unloaded observe on pending"
 else
 	STATES="base"
 fi
@@ -36,17 +41,25 @@ while [ "$r" -le "$RUNS" ]; do
 		case $st in
 		observe) params="observe=1 enabled=0 migrc_enabled=0" ;;
 		on) params="enabled=1 migrc_enabled=1" ;;
+		pending) params="enabled=1 migrc_enabled=1 max_defer_ms=60000" ;;
 		*) params= ;;
 		esac
+		more=
+		[ "$st" = pending ] && more="--pending $PENDING"
 		if [ -n "$params" ]; then
 			# shellcheck disable=SC2086 # the parameters are words
 			modprobe luf $params ||
 				{ echo "# luf-overhead: modprobe luf failed"; exit 1; }
 		fi
 		for ph in $PHASES; do
-			out=$(luf_hotpath "$ph" --seconds "$SECS" --dir /tmp/ovh) || rc=1
+			# shellcheck disable=SC2086 # $more is words
+			out=$(luf_hotpath "$ph" --seconds "$SECS" --dir /tmp/ovh $more) || rc=1
 			v=${out##*ops_per_sec=}
 			echo "# luf-overhead: $st $r $ph $v"
+			case $v in
+			*pending_before=0\ *)
+				echo "# luf-overhead: nothing was pending"; rc=1 ;;
+			esac
 		done
 		if [ -n "$params" ]; then
 			modprobe -r luf || { echo "# luf-overhead: modprobe -r luf failed"; exit 1; }
