@@ -147,12 +147,12 @@ bool luf_bound_reached(long pending, long held, unsigned long max_pages)
  * (@prot_write, e.g. shmem), where a NUMA hinting fault or mprotect()
  * rebuilds PTEs writable from vm_page_prot.  With write notification
  * (ext4, xfs: page_mkwrite) the kernel makes a PTE writable without a
- * write fault only if it is dirty (can_change_pte_writable()), and a copy
- * of a deferred folio, made after the deferral, is mapped clean and
- * read-only: only a write fault, which counts, can make its first PTE
- * writable (or dirty).  A shared mapping without VM_WRITE gets writable
- * PTEs only through mprotect(), which calls this hook when it adds
- * VM_WRITE.
+ * write fault only if it is dirty (can_change_pte_writable()), and a PTE
+ * of a copy of a deferred folio (made after the deferral) that is
+ * installed writable or dirty passes this hook as a write; a clean
+ * read-only one becomes writable only by a write fault (do_wp_page()).
+ * A shared mapping without VM_WRITE gets writable PTEs only through
+ * mprotect(), which calls this hook whenever the new flags have VM_WRITE.
  *
  * Return: LUF_SCOPE_NONE, LUF_SCOPE_MM for a private mapping,
  * LUF_SCOPE_ALL for a shared one.

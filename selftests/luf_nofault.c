@@ -26,16 +26,20 @@
  *	kiocb_invalidate_post_direct_write() flushes (brk 2).  The writer
  *	is another process: its faults and UFFDIO_COPY reach write_fault,
  *	which flushes the writer's mm, not ours.
- *  uffdwp.tmpfs.mprotect_exec (I2)
+ *  uffdwp.<tmpfs_mprotect|tmpfs_migrate>.write_after_unregister (I2)
  *	A child maps the tmpfs file MAP_SHARED PROT_READ|PROT_WRITE with
- *	uffd-wp registered (write notification: vm_page_prot read-only).
- *	After the deferral it reads every page back (read-only PTEs; the
- *	deferral must stay), unregisters (vm_page_prot writable again, the
- *	PTEs untouched), mprotect()s to PROT_READ|PROT_WRITE|PROT_EXEC,
- *	which rebuilds the PTEs writable without adding VM_WRITE, and
- *	writes G+1 without a fault.  Only the write_fault hook of
- *	mprotect_fixup() flushes (brk 3); the child's own flushes reach its
- *	mm, not ours.
+ *	uffd-wp registered (write notification: vm_page_prot read-only),
+ *	reads every page (read-only PTEs) and unregisters: vm_page_prot is
+ *	writable again, the PTEs stay read-only.  tmpfs_mprotect: the pages
+ *	are paged out and deferred first, the child's reads map the copies
+ *	(the deferral must stay), and after the unregister an mprotect()
+ *	adding PROT_EXEC rebuilds the PTEs writable without adding VM_WRITE:
+ *	only the write_fault hook of mprotect_fixup() flushes.
+ *	tmpfs_migrate: move_pages(2) defers the flush of the pages (every
+ *	PTE read-only) and remove_migration_pte() maps the child's copies
+ *	writable from vm_page_prot: only the write_fault hook there flushes,
+ *	at once.  Then the child writes G+1 without a fault (brk 3 both);
+ *	its own flushes reach its mm, not ours.
  *
  * Oracle as for write (uffdmove: the new content is zero).
  */
@@ -510,9 +514,11 @@ FIXTURE(uffdwp) {
 
 FIXTURE_VARIANT(uffdwp) {
 	int brk;
+	enum how how;
 };
 
-FIXTURE_VARIANT_ADD(uffdwp, tmpfs) { .brk = 3 };
+FIXTURE_VARIANT_ADD(uffdwp, tmpfs_mprotect) { .brk = 3, .how = BY_PAGEOUT };
+FIXTURE_VARIANT_ADD(uffdwp, tmpfs_migrate) { .brk = 3, .how = BY_MIGRATION };
 
 static void uffdwp_release(FIXTURE_DATA(uffdwp) *self)
 {
@@ -536,11 +542,12 @@ FIXTURE_SETUP(uffdwp)
 	self->child = -1;
 	self->go = self->st = -1;
 	self->swapon = false;
-	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, variant->how);
 	if (_metadata->exit_code)
 		return;
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
-	swap_on(_metadata, &self->swapon);
+	if (variant->how == BY_PAGEOUT)
+		swap_on(_metadata, &self->swapon);
 }
 
 FIXTURE_TEARDOWN(uffdwp)
@@ -550,7 +557,7 @@ FIXTURE_TEARDOWN(uffdwp)
 	module_done();
 }
 
-/* One step of the child: wait for @go, report @done (or @fail) to @st */
+/* Report @ok to @st, then wait for the next byte from @go */
 static int uffdwp_step(int go, int st, bool ok)
 {
 	char c;
@@ -561,22 +568,26 @@ static int uffdwp_step(int go, int st, bool ok)
 }
 
 /*
- * The child: @path mapped shared and writable under uffd-wp, 'k' to @st
- * (or a negative errno from the setup); on each byte from @go one step:
- * read every page, then unregister, mprotect() with PROT_EXEC added and
- * write generation @gen.  It ends when @go is closed, not before: its
- * exit would flush its mm, and arm64 QEMU TCG keeps no ASIDs.
+ * The child: @path mapped shared and writable under uffd-wp (so
+ * vm_page_prot is read-only), the setup's result (0 or -errno) to @st.
+ * Then one step per byte from @go, each answered with 'k': read every page
+ * (read-only PTEs); UFFDIO_UNREGISTER (vm_page_prot writable again, the
+ * PTEs left as they are) and, if @rebuild, mprotect() adding PROT_EXEC
+ * (which rebuilds the PTEs writable); write generation @gen, answered
+ * with 'w'.  It ends when @go is closed, not before: its exit would flush
+ * its mm, and arm64 QEMU TCG keeps no ASIDs.
  */
 static int uffdwp_child(const char *path, size_t size, unsigned int gen,
-			int go, int st)
+			bool rebuild, int go, int st)
 {
 	struct uffdio_api api = {
 		.api = UFFD_API, .features = UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
 	};
 	struct uffdio_range rg = { .len = size };
 	volatile uint64_t *m;
+	int fd, uffd, err;
 	uint64_t v = 0;
-	int fd, uffd, err = 0;
+	bool ok;
 	size_t i;
 	char c;
 
@@ -594,12 +605,13 @@ static int uffdwp_child(const char *path, size_t size, unsigned int gen,
 		return 2;
 	for (i = 0; i < size / 8; i += ps / 8)
 		v += m[i];
-	if (uffdwp_step(go, st, true))
+	if (uffdwp_step(go, st, v != 0))
 		return 3;
 	rg.start = (uintptr_t)m;
-	if (uffdwp_step(go, st, !ioctl(uffd, UFFDIO_UNREGISTER, &rg) &&
-			!mprotect((void *)m, size,
-				  PROT_READ | PROT_WRITE | PROT_EXEC)))
+	ok = !ioctl(uffd, UFFDIO_UNREGISTER, &rg);
+	if (ok && rebuild)
+		ok = !mprotect((void *)m, size, PROT_READ | PROT_WRITE | PROT_EXEC);
+	if (uffdwp_step(go, st, ok))
 		return 4;
 	for (i = 0; i < size / 8; i++)
 		m[i] = word(i, gen);
@@ -607,7 +619,46 @@ static int uffdwp_child(const char *path, size_t size, unsigned int gen,
 		return 5;
 	while (read(go, &c, 1) > 0)
 		;
-	return v ? 0 : 6;
+	return 0;
+}
+
+/* Send @cmd to the child and expect @reply */
+static bool uffdwp_ask(FIXTURE_DATA(uffdwp) *self, char cmd, char reply)
+{
+	char c = 0;
+
+	return write(self->go, &cmd, 1) == 1 && read(self->st, &c, 1) == 1 &&
+	       c == reply;
+}
+
+/*
+ * The migration of pages mapped read-only in both processes defers their
+ * flush, and remove_migration_pte() maps the child's copies writable
+ * (vm_page_prot): the write_fault hook there must settle at once.
+ */
+static void uffdwp_migrate(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(uffdwp) *self, struct rd_ctl *rd,
+			   struct luf_ev *e0, struct luf_ev *e1)
+{
+	size_t size = NPAGES * ps;
+	int ret;
+
+	ret = rd_start(rd, self->o.map, size / 8);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+	ASSERT_EQ(0, luf_ev_read(e0));
+	mark("unmap");
+	ret = move_to_node(self->o.map, size, MIGRATE_NODE);
+	ASSERT_EQ(0, ret) TH_LOG("move_pages: %s", strerror(-ret));
+	ASSERT_EQ(0, luf_ev_read(e1));
+	ASSERT_GT(e1->deferred, e0->deferred)
+		TH_LOG("the migration deferred nothing: the test would prove nothing");
+	if (g_break) {
+		ASSERT_TRUE(e1->held > 0 || e1->pending > 0)
+			TH_LOG("broken mode: nothing held or pending after the migration");
+	} else {
+		ASSERT_GT(e1->wf, e0->wf)
+			TH_LOG("the writable destination PTEs forced no flush");
+	}
 }
 
 static void uffdwp_once(struct __test_metadata *_metadata,
@@ -615,14 +666,13 @@ static void uffdwp_once(struct __test_metadata *_metadata,
 			const FIXTURE_VARIANT(uffdwp) *variant, struct rd_sum *s)
 {
 	size_t size = NPAGES * ps, words = size / 8, i;
+	bool migrate = variant->how == BY_MIGRATION;
 	unsigned int gen = first_gen();
 	struct luf_ev e0, e1, e2;
 	int err, go[2], st[2];
 	struct rd_ctl *rd;
 	uint64_t v = 0;
-	char c = 0;
 
-	(void)variant;
 	err = tfile_create(&self->o.f, LUF_TMP_DIR, "uffdwp", NPAGES, gen);
 	ASSERT_EQ(0, err) TH_LOG("test file: %s", strerror(-err));
 	/* before the fork: the child's own mapping gets another address */
@@ -635,7 +685,8 @@ static void uffdwp_once(struct __test_metadata *_metadata,
 	self->child = fork();
 	ASSERT_LE(0, self->child);
 	if (!self->child)
-		_exit(uffdwp_child(self->o.f.path, size, gen + 1, go[0], st[1]));
+		_exit(uffdwp_child(self->o.f.path, size, gen + 1, !migrate,
+				   go[0], st[1]));
 	close(go[0]);
 	close(st[1]);
 	ASSERT_EQ((ssize_t)sizeof(err), read(self->st, &err, sizeof(err)))
@@ -651,28 +702,35 @@ static void uffdwp_once(struct __test_metadata *_metadata,
 	/* faulted in on CPU 0, whose LRU batches MADV_PAGEOUT drains */
 	for (i = 0; i < words; i += ps / 8)
 		v += ((volatile uint64_t *)self->o.map)[i];
-	open_window(_metadata, rd, self->o.map, size, BY_PAGEOUT, &e0, &e1,
-		    true);
-	ASSERT_TRUE(write(self->go, "r", 1) == 1 &&
-		    read(self->st, &c, 1) == 1 && c == 'k')
-		TH_LOG("the child could not read its mapping");
-	assert_still_deferred(_metadata, &e0, "the child's read faults");
-	ASSERT_TRUE(write(self->go, "p", 1) == 1 &&
-		    read(self->st, &c, 1) == 1 && c == 'k')
-		TH_LOG("the child's UFFDIO_UNREGISTER or mprotect() failed");
-	ASSERT_TRUE(write(self->go, "w", 1) == 1 &&
-		    read(self->st, &c, 1) == 1 && c == 'w')
-		TH_LOG("the child's writes failed");
+	if (migrate) {
+		/* the child maps the pages read-only, then unregisters */
+		ASSERT_TRUE(uffdwp_ask(self, 'r', 'k'))
+			TH_LOG("the child could not read its mapping");
+		ASSERT_TRUE(uffdwp_ask(self, 'u', 'k'))
+			TH_LOG("the child's UFFDIO_UNREGISTER failed");
+		uffdwp_migrate(_metadata, self, rd, &e0, &e1);
+	} else {
+		open_window(_metadata, rd, self->o.map, size, BY_PAGEOUT,
+			    &e0, &e1, false);
+		/* the child reads the pages back: read-only PTEs */
+		ASSERT_TRUE(uffdwp_ask(self, 'r', 'k'))
+			TH_LOG("the child could not read its mapping");
+		assert_still_deferred(_metadata, &e0, "the child's read faults");
+		ASSERT_TRUE(uffdwp_ask(self, 'u', 'k'))
+			TH_LOG("the child's UFFDIO_UNREGISTER or mprotect() failed");
+	}
+	ASSERT_TRUE(uffdwp_ask(self, 'w', 'w')) TH_LOG("the child's writes failed");
 	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the child's writes", s);
 	ASSERT_EQ((ssize_t)sizeof(v), pread(self->o.f.fd, &v, sizeof(v), 0));
 	ASSERT_EQ(word(0, gen + 1), v) TH_LOG("the file did not change");
-	if (!g_break)
+	if (!g_break) {
 		ASSERT_GT(e2.wf, e0.wf)
-			TH_LOG("mprotect() forced no flush (forced_write_fault)");
+			TH_LOG("the writable PTEs forced no flush (forced_write_fault)");
+	}
 	uffdwp_release(self);
 }
 
-TEST_F_TIMEOUT(uffdwp, mprotect_exec, 300)
+TEST_F_TIMEOUT(uffdwp, write_after_unregister, 300)
 {
 	RUN_ATTEMPTS(uffdwp_once, "reader read the old page after the child's write");
 }
