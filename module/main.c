@@ -203,15 +203,25 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
  * says whether that must flush and how widely, given whether a PTE built
  * from vm_page_prot is writable (no write notification).  vm_page_prot
  * changes only with the mmap lock held for writing, which the faults
- * exclude (mprotect() calls the hook after setting it).
+ * exclude.  mprotect() (@flags 0) calls the hook right after storing the
+ * new one, while a migration that deferred may be about to read it in
+ * remove_migration_pte() (no mmap lock there): a full barrier between
+ * that store and the pending check below, against the migration's between
+ * recording its deferral and reading vm_page_prot, means that one of the
+ * two sees the other (a writable destination PTE calls this hook).
  */
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
 {
-	bool prot_write = pte_write(pfn_pte(0, READ_ONCE(vma->vm_page_prot)));
-	enum luf_scope scope = luf_write_fault_scope(vma->vm_flags, flags,
-						     prot_write);
+	enum luf_scope scope;
+	bool prot_write;
 
+	if (!flags) {
+		/* mprotect()'s vm_page_prot store before the check: see above */
+		smp_mb();
+	}
+	prot_write = pte_write(pfn_pte(0, READ_ONCE(vma->vm_page_prot)));
+	scope = luf_write_fault_scope(vma->vm_flags, flags, prot_write);
 	if (scope == LUF_SCOPE_NONE)
 		return;
 	if (READ_ONCE(luf_state.debug_break) == LUF_BREAK_FAULT)
