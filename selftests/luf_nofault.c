@@ -319,12 +319,71 @@ TEST_F_TIMEOUT(uffdmove, move_then_write, 300)
 	RUN_ATTEMPTS(uffdmove_once, "reader read the moved-away data at the source");
 }
 
+/* ---- a child process, for dio and uffdwp ------------------------------ */
+
+/* The child and the pipes to (go) and from (st) it: our ends */
+struct child {
+	pid_t pid;
+	int go, st;
+};
+
+static void child_init(struct child *c)
+{
+	c->pid = -1;
+	c->go = c->st = -1;
+}
+
+/*
+ * Fork @c with its pipes.  In the child: 0, and its ends in *@go (to
+ * read) and *@st (to write).  In the parent: the child's pid, or -errno.
+ */
+static int child_start(struct child *c, int *go, int *st)
+{
+	int gp[2], sp[2];
+
+	if (pipe2(gp, O_CLOEXEC))
+		return -errno;
+	if (pipe2(sp, O_CLOEXEC)) {
+		close(gp[0]);
+		close(gp[1]);
+		return -errno;
+	}
+	c->go = gp[1];
+	c->st = sp[0];
+	c->pid = fork();
+	if (c->pid < 0)
+		return -errno;
+	if (!c->pid) {
+		*go = gp[0];
+		*st = sp[1];
+		return 0;
+	}
+	close(gp[0]);
+	close(sp[1]);
+	return c->pid;
+}
+
+/* Close our ends (the child ends when it sees go closed), reap it */
+static void child_stop(struct child *c)
+{
+	int st;
+
+	if (c->go >= 0)
+		close(c->go);
+	if (c->st >= 0)
+		close(c->st);
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &st, 0);
+	}
+	child_init(c);
+}
+
 /* ---- dio ------------------------------------------------------------- */
 
 FIXTURE(dio) {
 	struct oracle o;
-	pid_t child;
-	int go, st;		/* pipes to and from the child: our ends */
+	struct child c;
 };
 
 FIXTURE_VARIANT(dio) {
@@ -336,25 +395,13 @@ FIXTURE_VARIANT_ADD(dio, ext4) { .brk = 2, .dir = LUF_EXT4_DIR };
 
 static void dio_release(FIXTURE_DATA(dio) *self)
 {
-	int st;
-
-	if (self->go >= 0)
-		close(self->go);	/* the child ends */
-	if (self->st >= 0)
-		close(self->st);
-	self->go = self->st = -1;
-	if (self->child > 0) {
-		kill(self->child, SIGKILL);
-		waitpid(self->child, &st, 0);
-	}
-	self->child = -1;
+	child_stop(&self->c);
 	oracle_release(&self->o);
 }
 
 FIXTURE_SETUP(dio)
 {
-	self->child = -1;
-	self->go = self->st = -1;
+	child_init(&self->c);
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT);
 }
 
@@ -442,7 +489,7 @@ static void dio_once(struct __test_metadata *_metadata, FIXTURE_DATA(dio) *self,
 	size_t size = NPAGES * ps, words = size / 8, i;
 	unsigned int gen = first_gen(), cached = 0;
 	unsigned char vec[NPAGES];
-	int err, go[2], st[2];
+	int err, go, st;
 	struct luf_ev e0, e1, e2;
 	struct rd_ctl *rd;
 	uint64_t v = 0;
@@ -454,18 +501,12 @@ static void dio_once(struct __test_metadata *_metadata, FIXTURE_DATA(dio) *self,
 	/* not touched before the write is in flight */
 	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
 	ASSERT_NE(NULL, self->o.map);
-	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
-	self->go = go[1];
-	ASSERT_EQ(0, pipe2(st, O_CLOEXEC));
-	self->st = st[0];
-	self->child = fork();
-	ASSERT_LE(0, self->child);
-	if (!self->child)
-		_exit(dio_child(self->o.f.path, size, gen + 1, go[0], st[1]));
-	close(go[0]);
-	close(st[1]);
+	err = child_start(&self->c, &go, &st);
+	ASSERT_LE(0, err) TH_LOG("fork: %s", strerror(-err));
+	if (!err)
+		_exit(dio_child(self->o.f.path, size, gen + 1, go, st));
 	/* the write invalidated the page cache and waits for its buffer */
-	ASSERT_EQ((ssize_t)1, read(self->st, &c, 1)) TH_LOG("the writer failed");
+	ASSERT_EQ((ssize_t)1, read(self->c.st, &c, 1)) TH_LOG("the writer failed");
 	rd = review_rd(&self->o, gen);
 	ASSERT_NE(NULL, rd);
 	/* the fork made our private pages copy-on-write */
@@ -479,8 +520,8 @@ static void dio_once(struct __test_metadata *_metadata, FIXTURE_DATA(dio) *self,
 	open_window(_metadata, rd, self->o.map, size, BY_PAGEOUT, &e0, &e1,
 		    false);
 	err = mincore(self->o.map, size, vec) ? -errno : 0;
-	if (write(self->go, "g", 1) != 1 ||
-	    read(self->st, &ret, sizeof(ret)) != sizeof(ret))
+	if (write(self->c.go, "g", 1) != 1 ||
+	    read(self->c.st, &ret, sizeof(ret)) != sizeof(ret))
 		ret = -EPIPE;
 	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the direct write", s);
 	ASSERT_EQ(0, err);
@@ -507,8 +548,7 @@ TEST_F_TIMEOUT(dio, write_in_flight, 300)
 
 FIXTURE(uffdwp) {
 	struct oracle o;
-	pid_t child;
-	int go, st;		/* pipes to and from the child: our ends */
+	struct child c;
 	bool swapon;
 };
 
@@ -522,25 +562,13 @@ FIXTURE_VARIANT_ADD(uffdwp, tmpfs_migrate) { .brk = 3, .how = BY_MIGRATION };
 
 static void uffdwp_release(FIXTURE_DATA(uffdwp) *self)
 {
-	int st;
-
-	if (self->go >= 0)
-		close(self->go);	/* the child ends */
-	if (self->st >= 0)
-		close(self->st);
-	self->go = self->st = -1;
-	if (self->child > 0) {
-		kill(self->child, SIGKILL);
-		waitpid(self->child, &st, 0);
-	}
-	self->child = -1;
+	child_stop(&self->c);
 	oracle_release(&self->o);
 }
 
 FIXTURE_SETUP(uffdwp)
 {
-	self->child = -1;
-	self->go = self->st = -1;
+	child_init(&self->c);
 	self->swapon = false;
 	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, variant->how);
 	if (_metadata->exit_code)
@@ -627,7 +655,7 @@ static bool uffdwp_ask(FIXTURE_DATA(uffdwp) *self, char cmd, char reply)
 {
 	char c = 0;
 
-	return write(self->go, &cmd, 1) == 1 && read(self->st, &c, 1) == 1 &&
+	return write(self->c.go, &cmd, 1) == 1 && read(self->c.st, &c, 1) == 1 &&
 	       c == reply;
 }
 
@@ -669,7 +697,7 @@ static void uffdwp_once(struct __test_metadata *_metadata,
 	bool migrate = variant->how == BY_MIGRATION;
 	unsigned int gen = first_gen();
 	struct luf_ev e0, e1, e2;
-	int err, go[2], st[2];
+	int err, go, st;
 	struct rd_ctl *rd;
 	uint64_t v = 0;
 
@@ -678,18 +706,12 @@ static void uffdwp_once(struct __test_metadata *_metadata,
 	/* before the fork: the child's own mapping gets another address */
 	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
 	ASSERT_NE(NULL, self->o.map);
-	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
-	self->go = go[1];
-	ASSERT_EQ(0, pipe2(st, O_CLOEXEC));
-	self->st = st[0];
-	self->child = fork();
-	ASSERT_LE(0, self->child);
-	if (!self->child)
+	err = child_start(&self->c, &go, &st);
+	ASSERT_LE(0, err) TH_LOG("fork: %s", strerror(-err));
+	if (!err)
 		_exit(uffdwp_child(self->o.f.path, size, gen + 1, !migrate,
-				   go[0], st[1]));
-	close(go[0]);
-	close(st[1]);
-	ASSERT_EQ((ssize_t)sizeof(err), read(self->st, &err, sizeof(err)))
+				   go, st));
+	ASSERT_EQ((ssize_t)sizeof(err), read(self->c.st, &err, sizeof(err)))
 		TH_LOG("the child failed");
 	if (err == -EINVAL)
 		SKIP(return, "no uffd-wp for shmem (UFFD_FEATURE_WP_HUGETLBFS_SHMEM)");
