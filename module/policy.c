@@ -280,7 +280,7 @@ unsigned long luf_knob_default(enum luf_knob k)
 	case LUF_KNOB_MAX_DEFER_MS:
 		return 5000;
 	case LUF_KNOB_AGING_PCT:
-		return 25;
+		return 100;
 	default:
 		return 0;
 	}

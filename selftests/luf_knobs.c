@@ -58,7 +58,7 @@ FIXTURE_VARIANT_ADD(knob, max_defer_ms) {
 };
 
 FIXTURE_VARIANT_ADD(knob, aging_pct) {
-	.name = "aging_pct", .lo = 0, .hi = 100, .def = 25,
+	.name = "aging_pct", .lo = 0, .hi = 100, .def = 100,
 };
 
 FIXTURE_SETUP(knob)

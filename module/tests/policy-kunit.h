@@ -122,7 +122,7 @@ static void luf_knob_rules(struct kunit *test)
 	luf_knob_range(LUF_KNOB_AGING_PCT, &min, &max);
 	KUNIT_EXPECT_EQ(test, min, 0UL);
 	KUNIT_EXPECT_EQ(test, max, 100UL);
-	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_AGING_PCT), 25UL);
+	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_AGING_PCT), 100UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_ENABLED), 0UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_MIGRC_ENABLED), 0UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_OBSERVE), 1UL);
