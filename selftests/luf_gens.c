@@ -63,6 +63,20 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+/* A fresh load of luf.ko, observe off, the timer out of the way, LUF on */
+static int gens_reload(void)
+{
+	int ret = luf_fresh_load();
+
+	if (!ret)
+		ret = luf_knob_write("observe", "0");
+	if (!ret)
+		ret = luf_knob_write("max_defer_ms", "60000");
+	if (!ret)
+		ret = luf_knob_write("enabled", "1");
+	return ret;
+}
+
 FIXTURE_SETUP(gens)
 {
 	int ncpus = nr_cpus(), ret, c;
@@ -71,11 +85,8 @@ FIXTURE_SETUP(gens)
 		SKIP(return, "needs two CPUs");
 	REQUIRE_DIR(LUF_EXT4_DIR);
 	self->f.fd = -1;
-	ret = luf_fresh_load();
+	ret = gens_reload();
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	ASSERT_EQ(0, luf_knob_write("observe", "0"));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
 	ret = luf_file_create(&self->f, LUF_EXT4_DIR, "gens",
 			      (size_t)FILE_PAGES * (size_t)getpagesize());
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
@@ -171,12 +182,31 @@ static void settle(struct __test_metadata *_metadata, struct gens_delta *d)
 	     d->pruned);
 }
 
+#define ATTEMPTS	4
+
+/*
+ * The control needs no CPU to flush between the deferral and the settle.
+ * Something in the window that flushes the mm on every CPU by accident
+ * (a fault of this process in a private mapping flushes its batched
+ * unmaps: luf_flush_mm_batched()) shows as cpus_pruned; then the premise
+ * is gone, and the attempt is made again from a fresh load.
+ */
 TEST_F_TIMEOUT(gens, control, 300)
 {
 	struct gens_delta d;
+	int i;
 
-	defer_one_entry(_metadata, self);
-	settle(_metadata, &d);
+	for (i = 0; i < ATTEMPTS; i++) {
+		if (i)
+			ASSERT_EQ(0, gens_reload());
+		defer_one_entry(_metadata, self);
+		settle(_metadata, &d);
+		if (!d.pruned)
+			break;
+		note("attempt %d: every CPU flushed in the window, again\n", i + 1);
+	}
+	ASSERT_EQ((uint64_t)0, d.pruned)
+		TH_LOG("the CPUs flushed by accident in all %d attempts", ATTEMPTS);
 	ASSERT_EQ((uint64_t)0, d.skipped);
 	ASSERT_EQ((uint64_t)1, d.flushes);
 #if defined(__aarch64__)
@@ -193,8 +223,6 @@ TEST_F_TIMEOUT(gens, control, 300)
  * ATTEMPTS times, each from a fresh load, and must end with nothing sent
  * once.
  */
-#define ATTEMPTS	4
-
 TEST_F_TIMEOUT(gens, all_cpus_flushed, 600)
 {
 	struct gens_delta d;
@@ -202,12 +230,8 @@ TEST_F_TIMEOUT(gens, all_cpus_flushed, 600)
 	int i;
 
 	for (i = 0; i < ATTEMPTS; i++) {
-		if (i) {
-			ASSERT_EQ(0, luf_fresh_load());
-			ASSERT_EQ(0, luf_knob_write("observe", "0"));
-			ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-			ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-		}
+		if (i)
+			ASSERT_EQ(0, gens_reload());
 		defer_one_entry(_metadata, self);
 		every_cpu_flushes(_metadata);
 		ASSERT_EQ(0, luf_counter_read("pending_folios", &v));
