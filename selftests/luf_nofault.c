@@ -379,6 +379,20 @@ static void child_stop(struct child *c)
 	child_init(c);
 }
 
+/*
+ * The test file of generation @gen in @dir, mapped shared and read-only
+ * into @o before the child is forked (the child maps its own elsewhere)
+ */
+static void child_file(struct __test_metadata *_metadata, struct oracle *o,
+		       const char *dir, const char *tag, unsigned int gen)
+{
+	int err = tfile_create(&o->f, dir, tag, NPAGES, gen);
+
+	ASSERT_EQ(0, err) TH_LOG("test file: %s", strerror(-err));
+	o->map = map_file(&o->f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, o->map);
+}
+
 /* ---- dio ------------------------------------------------------------- */
 
 FIXTURE(dio) {
@@ -496,11 +510,8 @@ static void dio_once(struct __test_metadata *_metadata, FIXTURE_DATA(dio) *self,
 	ssize_t ret;
 	char c = 0;
 
-	err = tfile_create(&self->o.f, variant->dir, "dio", NPAGES, gen);
-	ASSERT_EQ(0, err) TH_LOG("test file: %s", strerror(-err));
 	/* not touched before the write is in flight */
-	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
-	ASSERT_NE(NULL, self->o.map);
+	child_file(_metadata, &self->o, variant->dir, "dio", gen);
 	err = child_start(&self->c, &go, &st);
 	ASSERT_LE(0, err) TH_LOG("fork: %s", strerror(-err));
 	if (!err)
@@ -714,11 +725,7 @@ static void uffdwp_once(struct __test_metadata *_metadata,
 	struct rd_ctl *rd;
 	uint64_t v = 0;
 
-	err = tfile_create(&self->o.f, LUF_TMP_DIR, "uffdwp", NPAGES, gen);
-	ASSERT_EQ(0, err) TH_LOG("test file: %s", strerror(-err));
-	/* before the fork: the child's own mapping gets another address */
-	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
-	ASSERT_NE(NULL, self->o.map);
+	child_file(_metadata, &self->o, LUF_TMP_DIR, "uffdwp", gen);
 	err = child_start(&self->c, &go, &st);
 	ASSERT_LE(0, err) TH_LOG("fork: %s", strerror(-err));
 	if (!err)
