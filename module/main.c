@@ -207,8 +207,11 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
  * new one, while a migration that deferred may be about to read it in
  * remove_migration_pte() (no mmap lock there): a full barrier between
  * that store and the pending check below, against the migration's between
- * recording its deferral and reading vm_page_prot, means that one of the
- * two sees the other (a writable destination PTE calls this hook).
+ * recording its deferral and reading vm_page_prot (folio_ref_freeze() in
+ * __folio_migrate_mapping(), a fully ordered cmpxchg, for the page-cache
+ * folios that matter), means that one of the two sees the other (a
+ * writable destination PTE calls this hook).  Other callers with @flags 0
+ * (khugepaged's set_huge_pmd()) only pay for a barrier they do not need.
  */
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
