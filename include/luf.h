@@ -113,7 +113,8 @@ bool luf_bound_reached(long pending, long held, unsigned long max_pages);
 enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
 				     unsigned int fault_flags, bool prot_write);
 bool luf_file_change_flushes(enum luf_file_why why);
-bool luf_aging_due(enum luf_ctx ctx, long pending, unsigned long pages);
+bool luf_aging_wanted(enum luf_ctx ctx, long pending);
+bool luf_aging_due(long pending, unsigned long pages);
 bool luf_can_flush(void);
 bool luf_may_flush_alloc(gfp_t gfp);
 unsigned long luf_knob_default(enum luf_knob k);

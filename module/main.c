@@ -123,6 +123,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 				struct tlbflush_unmap_batch *ro, int ttu_flags)
 {
 	unsigned int left_out;
+	long pending;
 
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_unmap_done(ro);
@@ -136,8 +137,9 @@ static bool luf_hook_unmap_done(struct folio *folio,
 	}
 	luf_count_deferred(ro->luf_ctx, ro->luf_reason);
 	luf_count(LUF_EV_TLBI_AVOIDED, left_out);
-	if (luf_aging_due(ro->luf_ctx, atomic_long_read(&luf_state.pending),
-			  luf_aging_pages(folio)))
+	pending = atomic_long_read(&luf_state.pending);
+	if (luf_aging_wanted(ro->luf_ctx, pending) &&
+	    luf_aging_due(pending, luf_aging_pages(folio)))
 		luf_kick(LUF_CAUSE_AGING);
 	else
 		luf_kick(LUF_CAUSE_TIMER);

@@ -192,34 +192,46 @@ bool luf_file_change_flushes(enum luf_file_why why)
 }
 
 /**
- * luf_aging_due - must reclaim have the deferred flushes done for aging?
+ * luf_aging_wanted - may aging ask for the deferred flushes now?
  * @ctx: who deferred the last folio
  * @pending: folios deferred and not flushed, that one included
- * @pages: pages of the memcg it was reclaimed from (of the LRU lists for
- *	the root memcg)
  *
  * Reclaim judges a mapped page by its PTE accessed bit.  x86 clears the bit
  * without a TLB flush (ptep_clear_flush_young()): a CPU that keeps the
  * translation cached does not set it again until something flushes, and
  * the flushes reclaim sends are the ones LUF defers, so hot pages would
- * look cold and be reclaimed.  Once the folios deferred since the last
- * flush reach aging_pct percent of the memcg (at least
- * LUF_AGING_MIN_PAGES), the CPUs are flushed, so that every pass of aging
- * over the memcg sees a few flushes.  Not where the architecture flushes
- * as it clears the bit (luf_arch_aging_flushes(): arm64), not for
- * migration (nothing ages there), and never with aging_pct at 0.
+ * look cold and be reclaimed.  Aging needs flushes only for reclaim (no
+ * aging in migration), not where the architecture flushes as it clears the
+ * bit (luf_arch_aging_flushes(): arm64), never with aging_pct at 0, and
+ * not below LUF_AGING_MIN_PAGES pending.  The cheap half of the test: the
+ * caller weighs the memcg (luf_aging_due()) only when this says yes.
+ *
+ * Return: true if luf_aging_due() is to be asked.
+ */
+bool luf_aging_wanted(enum luf_ctx ctx, long pending)
+{
+	return ctx == LUF_CTX_RECLAIM && luf_knob(LUF_KNOB_AGING_PCT) &&
+	       !luf_arch_aging_flushes() && pending >= (long)LUF_AGING_MIN_PAGES;
+}
+
+/**
+ * luf_aging_due - are the deferred flushes due for aging?
+ * @pending: folios deferred and not flushed
+ * @pages: pages of the memcg the last one was reclaimed from (of the LRU
+ *	lists for the root memcg)
+ *
+ * Once the folios deferred since the last flush reach aging_pct percent of
+ * the memcg, the CPUs are flushed, so that every pass of aging over the
+ * memcg sees a few flushes.  Only after luf_aging_wanted().
  *
  * Return: true if the deferred flushes are due now.
  */
-bool luf_aging_due(enum luf_ctx ctx, long pending, unsigned long pages)
+bool luf_aging_due(long pending, unsigned long pages)
 {
-	unsigned long pct = luf_knob(LUF_KNOB_AGING_PCT);
-
-	if (ctx != LUF_CTX_RECLAIM || !pct || luf_arch_aging_flushes())
-		return false;
 	return pending > 0 &&
-	       (unsigned long)pending >= max(LUF_AGING_MIN_PAGES,
-					     mult_frac(pages, pct, 100));
+	       (unsigned long)pending >= mult_frac(pages,
+						   luf_knob(LUF_KNOB_AGING_PCT),
+						   100);
 }
 
 /**

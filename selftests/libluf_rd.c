@@ -106,13 +106,16 @@ static inline bool rd_pausing(struct luf_rd *c)
 /*
  * How long to wait for the readers, for @s seconds at 4 CPUs: under
  * single-threaded TCG every vCPU is a time slice of one host thread, so
- * with more vCPUs each reader gets proportionally less of a second.
+ * with more vCPUs each reader gets proportionally less of a second, and
+ * there are proportionally more readers faulting the same pages in
+ * through one memcg: the wait grows with the square of the CPUs (16:
+ * 16 times).  It only bounds a hang.
  */
 static double rd_wait_s(double s)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	double f = sysconf(_SC_NPROCESSORS_ONLN) / 4.0;
 
-	return n > 4 ? s * n / 4 : s;
+	return f > 1 ? s * f * f : s;
 }
 
 static void *rd_fn(void *arg)

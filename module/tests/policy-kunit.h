@@ -145,27 +145,35 @@ static void luf_bounds(struct kunit *test)
  * never below LUF_AGING_MIN_PAGES, only for reclaim, never at 0, and not
  * where clearing the accessed bit invalidates the translation.
  */
+static bool luf_aging_test(enum luf_ctx ctx, long pending, unsigned long pages)
+{
+	return luf_aging_wanted(ctx, pending) && luf_aging_due(pending, pages);
+}
+
 static void luf_aging(struct kunit *test)
 {
 	const bool arch = !luf_arch_aging_flushes();
 	const long min = LUF_AGING_MIN_PAGES;
 
 	luf_state.knob[LUF_KNOB_AGING_PCT] = 25;
-	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, 255, 1024));
-	KUNIT_EXPECT_EQ(test, luf_aging_due(LUF_CTX_RECLAIM, 256, 1024), arch);
-	KUNIT_EXPECT_EQ(test, luf_aging_due(LUF_CTX_RECLAIM, 300, 1024), arch);
-	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_MIGRATE, 300, 1024));
-	/* a small memcg: the floor */
-	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, min - 1, 16));
-	KUNIT_EXPECT_EQ(test, luf_aging_due(LUF_CTX_RECLAIM, min, 16), arch);
+	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_RECLAIM, 255, 1024));
+	KUNIT_EXPECT_EQ(test, luf_aging_test(LUF_CTX_RECLAIM, 256, 1024), arch);
+	KUNIT_EXPECT_EQ(test, luf_aging_test(LUF_CTX_RECLAIM, 300, 1024), arch);
+	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_MIGRATE, 300, 1024));
+	/* a small memcg: the floor, in the cheap half */
+	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_RECLAIM, min - 1, 16));
+	KUNIT_EXPECT_EQ(test, luf_aging_test(LUF_CTX_RECLAIM, min, 16), arch);
+	KUNIT_EXPECT_FALSE(test, luf_aging_wanted(LUF_CTX_RECLAIM, min - 1));
+	KUNIT_EXPECT_TRUE(test, luf_aging_due(min - 1, 16));
+	KUNIT_EXPECT_FALSE(test, luf_aging_due(0, 0));
 	/* no overflow for a huge LRU */
-	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, LONG_MAX / 8,
-					       ULONG_MAX));
+	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_RECLAIM, LONG_MAX / 8,
+						ULONG_MAX));
 	luf_state.knob[LUF_KNOB_AGING_PCT] = 100;
-	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, 1023, 1024));
-	KUNIT_EXPECT_EQ(test, luf_aging_due(LUF_CTX_RECLAIM, 1024, 1024), arch);
+	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_RECLAIM, 1023, 1024));
+	KUNIT_EXPECT_EQ(test, luf_aging_test(LUF_CTX_RECLAIM, 1024, 1024), arch);
 	luf_state.knob[LUF_KNOB_AGING_PCT] = 0;
-	KUNIT_EXPECT_FALSE(test, luf_aging_due(LUF_CTX_RECLAIM, LONG_MAX, 1));
+	KUNIT_EXPECT_FALSE(test, luf_aging_wanted(LUF_CTX_RECLAIM, LONG_MAX));
 }
 
 LUF_KUNIT_SUITE(luf_policy,
