@@ -89,6 +89,7 @@ enum luf_break {
 	LUF_BREAK_WRITE,	/* file_change does not flush */
 	LUF_BREAK_FAULT,	/* write_fault does not flush */
 	LUF_BREAK_ISOLATE,	/* pages_wanted does not release held pages */
+	LUF_BREAK_FILTER,	/* deferrals skip the free hook's pfn filter */
 	LUF_NR_BREAKS,
 };
 

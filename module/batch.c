@@ -8,10 +8,12 @@
  * LUF_NR_BATCH].  Nothing of this lives in struct page: pfns map to
  * generations in an xarray that holds only what is pending (each flush
  * erases what it settled), so its size follows max_pending_kb, not the
- * physical address space.  A flush covers
- * every entry between luf_done and the open one, minus the CPUs that
- * flushed on their own since (ugen), and then moves luf_done on: a pfn
- * whose generation is at or before luf_done needs no flush any more.
+ * physical address space; a small array of per-slot generations in
+ * front of it (luf_filter) answers most lookups of the free path with one
+ * load.  A flush covers every entry between luf_done and the open one,
+ * minus the CPUs that flushed on their own since (ugen), and then moves
+ * luf_done on: a pfn whose generation is at or before luf_done needs no
+ * flush any more.
  */
 #include <linux/cpumask.h>
 #include <linux/hash.h>
@@ -61,6 +63,23 @@ static struct luf_map_slot luf_maps[1 << LUF_MAP_BITS];
 static u32 luf_done;		/* every generation up to here is flushed */
 static DEFINE_XARRAY(luf_pfns);	/* pfn -> xa_mk_value(generation) */
 
+/*
+ * A filter in front of luf_pfns for the free_page hook, which looks up
+ * every order-0 page freed while anything is pending: slot (pfn mod
+ * LUF_FILTER_SLOTS) holds the newest generation deferred for any pfn of
+ * the slot, stored in the luf_batch_lock section that reads the
+ * generation, so the stores of a slot never go back in time.  A pfn
+ * deferred at generation g leaves its slot at g or newer until the slot's
+ * next deferral; if the slot's generation is flushed, so is g, and the
+ * pfn needs no lookup (a false "pending" only sends it on to the
+ * xarray).  Nothing is ever cleared: a flush makes the slots it covers
+ * stale, as it does the xarray's entries.  Readers see the slot as they
+ * see the entry stored with it: the folio's last reference is dropped
+ * after its deferral, and its free follows that.
+ */
+#define LUF_FILTER_SLOTS	8192U
+static u32 luf_filter[LUF_FILTER_SLOTS];
+
 /**
  * luf_batch_init - empty the table and start the generations (module load)
  *
@@ -70,6 +89,7 @@ int luf_batch_init(void)
 {
 	memset(luf_table, 0, sizeof(luf_table));
 	memset(luf_maps, 0, sizeof(luf_maps));
+	memset(luf_filter, 0, sizeof(luf_filter));
 	luf_done = luf_ugen_reset() - 1;
 	atomic_long_set(&luf_state.pending, 0);
 	return 0;
@@ -105,13 +125,17 @@ static void luf_pfns_sweep(u32 done)
  */
 bool luf_pfn_pending(unsigned long pfn)
 {
-	void *entry = xa_load(&luf_pfns, pfn);
-
-	if (!xa_is_value(entry))
-		return false;
 	/* Pairs with smp_store_release() in luf_batch_flush() */
-	return luf_gen_pending(xa_to_value(entry), smp_load_acquire(&luf_done),
-			       READ_ONCE(luf_state.ugen));
+	u32 done = smp_load_acquire(&luf_done);
+	u32 now = READ_ONCE(luf_state.ugen);
+	void *entry;
+
+	if (!luf_gen_pending(READ_ONCE(luf_filter[pfn % LUF_FILTER_SLOTS]),
+			     done, now))
+		return false;
+	entry = xa_load(&luf_pfns, pfn);
+	return xa_is_value(entry) &&
+	       luf_gen_pending(xa_to_value(entry), done, now);
 }
 
 /**
@@ -210,6 +234,9 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		b->gen = gen;
 		luf_arch_clear(&b->arch);
 	}
+	/* In this lock section with the read of gen: see luf_filter */
+	if (luf_state.debug_break != LUF_BREAK_FILTER)
+		WRITE_ONCE(luf_filter[pfn % LUF_FILTER_SLOTS], gen);
 	if (xa_err(xa_store(&luf_pfns, pfn, xa_mk_value(gen),
 			    GFP_ATOMIC | __GFP_NOWARN))) {
 		spin_unlock(&luf_batch_lock);

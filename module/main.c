@@ -65,7 +65,7 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 module_param_cb(debug_break, &luf_debug_break_ops, &luf_state.debug_break,
 		0644);
 MODULE_PARM_DESC(debug_break,
-		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation does not release held pages");
+		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation does not release held pages, 5 pages freed while pending are not held");
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {

@@ -130,7 +130,8 @@ void luf_prepare(struct __test_metadata *_metadata, int brk)
 	char buf[16];
 	int ret;
 
-	if (g_break && g_break != brk)
+	if (g_break && g_break != brk &&
+	    !(g_break == BRK_FILTER && brk == BRK_REUSE))
 		SKIP(return, "not a test of broken mode %d", g_break);
 	if (nr_cpus() < 1 + NREADERS)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
@@ -570,8 +571,8 @@ char **luf_correct_args(int *argc, char **argv, const char *const *wrap,
 	if (getenv("LUF_CORRECT_MARK"))
 		g_mark = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
 	if (b && *b) {
-		if (strlen(b) != 1 || b[0] < '1' || b[0] > '3')
-			ksft_exit_fail_msg("LUF_BREAK=%s: want 1, 2 or 3\n", b);
+		if (strlen(b) != 1 || b[0] < '1' || b[0] > '5' || b[0] == '4')
+			ksft_exit_fail_msg("LUF_BREAK=%s: want 1, 2, 3 or 5\n", b);
 		g_break = b[0] - '0';
 	}
 	/* listing or help needs neither root nor the module */

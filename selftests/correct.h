@@ -33,7 +33,10 @@
  * Broken modes: every fixture with variants has `int brk` as the first
  * member of its variant: the debug_break mode that variant must catch (1:
  * held pages released without a flush; 2: no flush on a page-cache change;
- * 3: no flush on a write fault), 0 for none.  With LUF_BREAK=<n> in the
+ * 3: no flush on a write fault), 0 for none.  Mode 5 (pages freed while
+ * pending are not held: the free path's pfn filter misses) ends like mode
+ * 1, a reused page that a stale translation still reaches, and is caught
+ * by the variants of mode 1.  With LUF_BREAK=<n> in the
  * environment luf.ko is loaded with allow_unsafe=1 and debug_break=<n>; a
  * test whose variant does not catch <n> SKIPs, and one that does passes
  * only if its oracle DID see the violation (luf_break.sh runs the modes).
@@ -188,6 +191,10 @@ struct outcome {
  * there): the variant says why.
  */
 #define BRK_X86(n)	(ON_ARM64 ? 0 : (n))
+
+/* The debug_break modes the oracles catch by name (see the top) */
+#define BRK_REUSE	1
+#define BRK_FILTER	5
 
 /* What every oracle fixture has: the readers, the test file, its mapping */
 struct oracle {
