@@ -73,7 +73,10 @@ static DEFINE_XARRAY(luf_pfns);	/* pfn -> xa_mk_value(generation) */
  * next deferral; if the slot's generation is flushed, so is g, and the
  * pfn needs no lookup (a false "pending" only sends it on to the
  * xarray).  Nothing is ever cleared: a flush makes the slots it covers
- * stale, as it does the xarray's entries.  Readers see the slot as they
+ * stale, as it does the xarray's entries.  The comparison is wrap-safe
+ * because pending generations span at most about LUF_NR_BATCH (a full
+ * table refuses deferrals): a slot ahead of its pfn's generation is
+ * pending whenever that generation is.  Readers see the slot as they
  * see the entry stored with it: the folio's last reference is dropped
  * after its deferral, and its free follows that.
  */
