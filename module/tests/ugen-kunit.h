@@ -51,6 +51,36 @@ static void luf_gen_pend(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, luf_gen_pending(100, 50, 100 + LUF_GEN_HORIZON));
 }
 
+/*
+ * The free path's filter (luf_filter in batch.c): a slot holds the newest
+ * generation deferred into it, at most about two tables' worth ahead of
+ * any pending generation of its pfns; whenever such a generation is
+ * pending, so is the slot, with @now read before or after the slot's
+ * store, across the wrap too.
+ */
+static void luf_gen_slot_ahead(struct kunit *test)
+{
+	static const u32 starts[] = { 1, U32_MAX - LUF_NR_BATCH, U32_MAX };
+	unsigned int i, d, k;
+
+	for (i = 0; i < ARRAY_SIZE(starts); i++) {
+		u32 done = starts[i] - 1, g = starts[i];
+
+		for (d = 0; d <= LUF_NR_BATCH + 2; d++, g = luf_gen_next(g)) {
+			u32 slot = g;
+
+			KUNIT_EXPECT_TRUE(test, luf_gen_pending(g, done, g));
+			for (k = 0; k <= 2 * LUF_NR_BATCH + 2; k++) {
+				KUNIT_EXPECT_TRUE(test, luf_gen_pending(slot, done, g));
+				KUNIT_EXPECT_TRUE(test, luf_gen_pending(slot, done, slot));
+				slot = luf_gen_next(slot);
+			}
+			/* once flushed up to the slot, g is not pending */
+			KUNIT_EXPECT_FALSE(test, luf_gen_pending(g, slot, slot));
+		}
+	}
+}
+
 static void luf_key_wrap(struct kunit *test)
 {
 	u32 g;
@@ -178,6 +208,7 @@ LUF_KUNIT_SUITE(luf_generations,
 		KUNIT_CASE(luf_gen_order),
 		KUNIT_CASE(luf_gen_cover),
 		KUNIT_CASE(luf_gen_pend),
+		KUNIT_CASE(luf_gen_slot_ahead),
 		KUNIT_CASE(luf_key_wrap),
 		KUNIT_CASE(luf_prune_by_records));
 
