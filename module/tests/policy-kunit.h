@@ -140,16 +140,17 @@ static void luf_bounds(struct kunit *test)
 	luf_state.knob[LUF_KNOB_MAX_PENDING_KB] = 0;
 }
 
-/*
- * Aging asks for a flush once aging_pct percent of the memcg is deferred,
- * never below LUF_AGING_MIN_PAGES, only for reclaim, never at 0, and not
- * where clearing the accessed bit invalidates the translation.
- */
+/* Both halves of the aging test, as luf_hook_unmap_done() asks them */
 static bool luf_aging_test(enum luf_ctx ctx, long pending, unsigned long pages)
 {
 	return luf_aging_wanted(ctx, pending) && luf_aging_due(pending, pages);
 }
 
+/*
+ * Aging asks for a flush once aging_pct percent of the memcg is deferred,
+ * never below LUF_AGING_MIN_PAGES, only for reclaim, never at 0, and not
+ * where clearing the accessed bit invalidates the translation.
+ */
 static void luf_aging(struct kunit *test)
 {
 	const bool arch = !luf_arch_aging_flushes();
