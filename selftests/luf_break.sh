@@ -6,11 +6,12 @@
 # without a flush, 2 no flush on a page-cache change, 3 no flush on a
 # write fault, 4 isolation keeps held pages (x86_64 only: luf_offline
 # needs node 1 and memory hotplug), 5 pages freed while pending are not
-# held (the free path's filter misses; caught by the tests of mode 1).  Each correctness program runs with
-# LUF_BREAK=N: a test that catches N passes only if its oracle saw the
-# violation, the others skip.  Then one result per mode: at least one
-# test caught it, none missed it and none of its tests skipped (for want
-# of a file system, a NUMA node, ...: a mode not tried proves nothing).
+# held (the free path's filter misses; caught by the tests of mode 1).
+# Each correctness program runs with LUF_BREAK=N: a test that catches N
+# passes only if its oracle saw the violation, the others skip.  Then one
+# result per mode: at least one test caught it, none missed it and none
+# of its tests skipped (for want of a file system, a NUMA node, ...: a
+# mode not tried proves nothing).
 cd "$(dirname "$0")" || exit 1
 . ./luf_lib.sh
 

@@ -103,16 +103,16 @@ FIXTURE_VARIANT(reuse) {
 	enum how how;
 };
 
-FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = 1, .dir = LUF_EXT4_DIR };
-FIXTURE_VARIANT_ADD(reuse, ext4_migrate) { .brk = 1, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION };
-FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) { .brk = 1, .dir = LUF_TMP_DIR, .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = BRK_REUSE, .dir = LUF_EXT4_DIR };
+FIXTURE_VARIANT_ADD(reuse, ext4_migrate) { .brk = BRK_REUSE, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) { .brk = BRK_REUSE, .dir = LUF_TMP_DIR, .how = BY_MIGRATION };
 /*
  * Demotion needs a lower memory tier: the x86 guest's node 1 (HMAT); an
  * arm64 device-tree boot has none, so there the test skips, and it is no
  * test of broken mode 1 there.
  */
 FIXTURE_VARIANT_ADD(reuse, ext4_demote) {
-	.brk = BRK_X86(1), .dir = LUF_EXT4_DIR, .how = BY_DEMOTION,
+	.brk = BRK_X86(BRK_REUSE), .dir = LUF_EXT4_DIR, .how = BY_DEMOTION,
 };
 
 #define POISON_LEN	(64UL << 20)
