@@ -637,6 +637,14 @@ int memcg_stat(const char *cg, const char *key, uint64_t *val)
 	return read_key(path, key, val, " ");
 }
 
+int memcg_u64(const char *cg, const char *file, uint64_t *val)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	return read_u64_strict(path, val);
+}
+
 int memcg_enter(const char *cg)
 {
 	char pid[32];

@@ -233,6 +233,8 @@ bool memcg_available(void);
 /* mkdir LUF_CGROUP_ROOT/@name (an existing empty one is reused). */
 int memcg_create(const char *name, char *path, size_t len);
 int memcg_write(const char *cg, const char *file, const char *val);
+/* a one-number file of @cg (memory.current, memory.max): -errno */
+int memcg_u64(const char *cg, const char *file, uint64_t *val);
 /* "key value" line from @cg/memory.stat */
 int memcg_stat(const char *cg, const char *key, uint64_t *val);
 /* Move the whole calling process into @cg (cgroup.procs). */
@@ -422,7 +424,8 @@ struct luf_run_opts {
 	unsigned int round_pause_ms;	/* initiator sleeps between rounds */
 	unsigned int reader_pause_us;	/* readers sleep after each pass */
 	const char *memcg;		/* cgroup name (MEMCG, DEMOTE) */
-	uint64_t memcg_max;		/* memory.max (MEMCG) */
+	/* MEMCG: the file's share; memory.max adds the rest (wl_memcg_size()) */
+	uint64_t memcg_max;
 	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
 	int node_a, node_b;		/* MIGRATE: start on a, move to b, back */
 	size_t migrate_chunk;		/* MIGRATE: pages per move_pages(2), 0: all */
@@ -444,6 +447,7 @@ struct luf_run_res {
 	uint64_t reclaim_writes;	/* memory.reclaim writes */
 	uint64_t reclaim_eagain;
 	uint64_t memcg_pgsteal;		/* memcg memory.stat pgsteal */
+	uint64_t memcg_other;		/* MEMCG: memory.max - memcg_max, bytes */
 	double elapsed;
 	double readers_active;		/* luf_rd_active_s() */
 	struct luf_sys sys;		/* delta over the run */

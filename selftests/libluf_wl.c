@@ -317,6 +317,33 @@ const char *luf_wl_missing(enum luf_wl kind, const struct luf_run_opts *o,
 	return why;
 }
 
+/*
+ * memory.max of the memcg workload, once the readers run: the file's share
+ * (memcg_max) plus what the memcg holds besides the file.  The readers'
+ * stacks, malloc arenas and page tables and each CPU's charge stock grow
+ * with the readers and cannot be reclaimed (no swap); with a fixed
+ * memory.max they took 2.5 of 4 MiB at 15 readers, so the file's share
+ * shrank with the vCPU count and 16 direct reclaimers could isolate all
+ * of it at once and OOM the memcg.  The limit is raised after the fact:
+ * until then the 4 MiB are a tighter limit, never a looser one.
+ */
+static int wl_memcg_size(struct wl_state *s, const struct luf_run_opts *o,
+			 struct luf_run_res *r)
+{
+	uint64_t cur, file;
+	char buf[32];
+	int err;
+
+	err = memcg_u64(s->cg, "memory.current", &cur);
+	if (!err)
+		err = memcg_stat(s->cg, "file", &file);
+	if (err)
+		return err;
+	r->memcg_other = cur > file ? cur - file : 0;
+	snprintf(buf, sizeof(buf), "%" PRIu64, o->memcg_max + r->memcg_other);
+	return memcg_write(s->cg, "memory.max", buf);
+}
+
 int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	    struct luf_run_res *r)
 {
@@ -426,6 +453,11 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 				o->nr_readers, o->reader_pause_us);
 	if (ret)
 		WL_FAIL(ret, "cannot start readers: %s", strerror(-ret));
+	if (kind == LUF_WL_MEMCG) {
+		ret = wl_memcg_size(&s, o, r);
+		if (ret)
+			WL_FAIL(ret, "cannot size %s: %s", s.cg, strerror(-ret));
+	}
 
 	t0 = luf_now();
 	while (!wl_done(o, r, t0)) {
@@ -507,8 +539,9 @@ void luf_run_log(const char *prefix, const struct luf_run_res *r)
 		r->pages_migrated, r->migrate_failed);
 	fprintf(stderr,
 		"# %sreclaim_writes=%" PRIu64 " reclaim_eagain=%" PRIu64
-		" memcg_pgsteal=%" PRIu64 "\n",
-		prefix, r->reclaim_writes, r->reclaim_eagain, r->memcg_pgsteal);
+		" memcg_pgsteal=%" PRIu64 " memcg_other_kb=%" PRIu64 "\n",
+		prefix, r->reclaim_writes, r->reclaim_eagain, r->memcg_pgsteal,
+		r->memcg_other >> 10);
 	fprintf(stderr,
 		"# %svmstat: nr_tlb_remote_flush+%" PRIu64
 		" nr_tlb_remote_flush_received+%" PRIu64 " TLB_irqs+%" PRIu64

@@ -279,14 +279,6 @@ fault_writer(struct fault_ctl *ctl, const char *cg, const struct luf_file *f,
 	_exit(0);
 }
 
-static int memcg_u64(const char *cg, const char *file, uint64_t *v)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	return read_u64_strict(path, v);
-}
-
 /*
  * Put @cg exactly at its limit with no charge stock on CPU 0 (the
  * caller's and the writer's CPU), without reclaiming the test pages, which

@@ -150,6 +150,7 @@ int main(int argc, char **argv)
 		break;
 	case LUF_WL_MEMCG:
 		printf("pgsteal=%" PRIu64 "\n", r.memcg_pgsteal);
+		printf("memcg_other_kb=%" PRIu64 "\n", r.memcg_other >> 10);
 		break;
 	case LUF_WL_DEMOTE:
 		printf("pgdemote=%" PRIu64 "\n", r.sys.pgdemote);
