@@ -10,8 +10,10 @@
 # amount of work (--rounds), so off and on do the same work and the figures
 # do not depend on how fast the host is:
 #  - reclaim (enabled): the readers spin over a read-only 8 MiB ext4 file
-#    mapping, twice the memory.max of their memcg; CPU 0 reads the whole
-#    file LUF_BENCH_RECLAIM_ROUNDS times ("luf_workload memcg --rounds R");
+#    mapping, twice the 4 MiB their memcg leaves the file (memory.max adds
+#    what it holds besides the file once the readers run); CPU 0 reads the
+#    whole file LUF_BENCH_RECLAIM_ROUNDS times ("luf_workload memcg
+#    --rounds R");
 #  - migrc (migrc_enabled): the readers spin over a read-only 4 MiB tmpfs
 #    file mapping and 4 MiB of read-only anonymous memory right after it
 #    (read back from zram swap, so its PTEs are clean), which CPU 0 moves
