@@ -322,7 +322,7 @@ const char *luf_wl_missing(enum luf_wl kind, const struct luf_run_opts *o,
  * (memcg_max) plus what the memcg holds besides the file.  The readers'
  * stacks, malloc arenas and page tables and each CPU's charge stock grow
  * with the readers and cannot be reclaimed (no swap); with a fixed
- * memory.max they took 2.5 of 4 MiB at 15 readers, so the file's share
+ * memory.max they took 2.5-3.0 of 4 MiB at 15 readers, so the file's share
  * shrank with the vCPU count and 16 direct reclaimers could isolate all
  * of it at once and OOM the memcg.  The limit is raised after the fact:
  * until then the 4 MiB are a tighter limit, never a looser one.
