@@ -11,7 +11,9 @@
 #                    of make check); LUF_SMP="2 4 8": a vCPU sweep
 #   make bench-overhead  the hook layer's cost when unused: CONFIG_LUF_HOOKS=n
 #                    vs hooked (luf.ko not loaded, loaded in observe mode),
-#                    a second kernel build (scripts/bench-overhead.sh)
+#                    a second kernel build (scripts/bench-overhead.sh);
+#                    LUF_OVERHEAD_CONFIG=prod: both kernels without the
+#                    debugging options (two more builds)
 #   make shell       build, then an interactive guest shell
 #   make run CMD='cmd args'   run any host command line in the guest (the
 #                    host's root read-only over 9p, luf.ko loaded); exits

@@ -18,7 +18,7 @@
 # Prints per phase and state the median rate, and
 #   RESULT overhead-PHASE base=R unloaded=R observe=R on=R pending=R
 #          unloaded_pct=X observe_pct=X on_pct=X pending_pct=X spread_pct=S
-#          runs=N pending_min=P
+#          runs=N pending_min=P config=debug|prod
 # where X is the median rate's change against base in percent (negative:
 # slower) and S the spread of the base runs ((max - min) / median, in
 # percent): a difference smaller than S is noise; P is the fewest folios
@@ -30,7 +30,12 @@
 # misses, so it does not see those costs).  LUF_OVERHEAD_ICOUNT=0: real
 # time, the way the other benchmarks run (a spread of 20-80% on a shared
 # 2-core host).
-# "scripts/bench-overhead.sh --parse" only summarizes the last run's logs.
+# LUF_OVERHEAD_CONFIG=prod: both kernels without the fragment's debugging
+# options (DEBUG_VM, PROVE_LOCKING, DEBUG_ATOMIC_SLEEP, DEBUG_TLBFLUSH; make
+# check's kernels have them), so the cost is the one a production
+# configuration sees; two more kernel builds, logs in $LUF_OUT/prod.
+# "scripts/bench-overhead.sh --parse" only summarizes the last run's logs
+# (of the same LUF_OVERHEAD_CONFIG).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -50,6 +55,22 @@ case $icount in
 *)	[ "$icount" -le 10 ] || die "LUF_OVERHEAD_ICOUNT must be 0 (real time) or a shift of 1-10"
 	clock="per $((1000000000 >> icount)) instructions (-icount shift=$icount)"
 	export LUF_QEMU_ARGS="${LUF_QEMU_ARGS:-} -icount shift=$icount,sleep=on" ;;
+esac
+
+kconf=${LUF_OVERHEAD_CONFIG:-debug}
+case $kconf in
+debug) ;;
+prod)
+	# the fragment's debugging options, turned off for both kernels
+	prod=
+	for o in DEBUG_VM PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_TLBFLUSH; do
+		grep -qx "CONFIG_$o=y" "$LUF_TOP/configs/$LUF_ARCH.config" &&
+			prod+="# CONFIG_$o is not set"$'\n'
+	done
+	export LUF_KCONFIG=${prod%$'\n'}
+	export LUF_OUT=$LUF_OUT/prod
+	mkdir -p "$LUF_OUT" ;;
+*) die "LUF_OVERHEAD_CONFIG=$kconf: debug (make check's configuration) or prod" ;;
 esac
 
 base_out=$LUF_OUT/nohooks
@@ -74,7 +95,8 @@ else
 	# The baseline: same tree, patches and fragment, CONFIG_LUF_HOOKS=n; the
 	# same initramfs (its luf.ko is never loaded there).
 	mkdir -p "$base_out"
-	LUF_OUT=$base_out LUF_KCONFIG='# CONFIG_LUF_HOOKS is not set' "$LUF_TOP/scripts/kernel.sh" ||
+	LUF_OUT=$base_out LUF_KCONFIG="${LUF_KCONFIG:+$LUF_KCONFIG$'\n'}# CONFIG_LUF_HOOKS is not set" \
+		"$LUF_TOP/scripts/kernel.sh" ||
 		die "baseline kernel (CONFIG_LUF_HOOKS=n) failed"
 	cp "$LUF_OUT/initrd.gz" "$base_out/initrd.gz"
 
@@ -101,10 +123,10 @@ fi
 
 # $all: STATE RUN PHASE RATE
 echo
-echo "Hook overhead ($LUF_ARCH, TCG, $rounds boots per kernel x $runs runs x ${secs}s per phase;"
+echo "Hook overhead ($LUF_ARCH, $kconf kernels, TCG, $rounds boots per kernel x $runs runs x ${secs}s per phase;"
 echo "rate = operations per guest second ($clock), median; spread = (max - min) / median of the base runs)"
 for ph in fault cow tlb uffd write; do
-	awk -v ph="$ph" "$LUF_AWK_STATS"'
+	awk -v ph="$ph" -v kc="$kconf" "$LUF_AWK_STATS"'
 	$3 != ph { next }
 	$1 == "base" { base[++nb] = $4 }
 	$1 == "unloaded" { unl[++nu] = $4 }
@@ -122,7 +144,7 @@ for ph in fault cow tlb uffd write; do
 		spread = (mx(base, nb) - mn(base, nb)) / b * 100
 		printf "  %-6s base %11.1f  unloaded %11.1f (%+.2f%%)  observe %11.1f (%+.2f%%)  on %11.1f (%+.2f%%)  pending %11.1f (%+.2f%%)  spread %.2f%%\n",
 			ph, b, u, (u / b - 1) * 100, o, (o / b - 1) * 100, n, (n / b - 1) * 100, p, (p / b - 1) * 100, spread
-		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f on=%.1f pending=%.1f unloaded_pct=%+.2f observe_pct=%+.2f on_pct=%+.2f pending_pct=%+.2f spread_pct=%.2f runs=%d pending_min=%d\n",
-			ph, b, u, o, n, p, (u / b - 1) * 100, (o / b - 1) * 100, (n / b - 1) * 100, (p / b - 1) * 100, spread, nb, pmin
+		printf "RESULT overhead-%s base=%.1f unloaded=%.1f observe=%.1f on=%.1f pending=%.1f unloaded_pct=%+.2f observe_pct=%+.2f on_pct=%+.2f pending_pct=%+.2f spread_pct=%.2f runs=%d pending_min=%d config=%s\n",
+			ph, b, u, o, n, p, (u / b - 1) * 100, (o / b - 1) * 100, (n / b - 1) * 100, (p / b - 1) * 100, spread, nb, pmin, kc
 	}' "$all"
 done
