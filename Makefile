@@ -46,6 +46,7 @@ modules:
 
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) $(KARGS) clean; fi
+	rm -f .luf-kdir
 	find out -mindepth 2 -maxdepth 2 ! -name kdir -exec rm -rf {} + 2>/dev/null || true
 
 # Every architecture with a table in scripts/arch/ (x86_64 first) unless

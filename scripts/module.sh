@@ -26,12 +26,25 @@ if command -v ccache >/dev/null; then
 	cc="ccache $cc"
 fi
 
+# Kbuild compiles with paths relative to the kernel tree, so objects built
+# against another tree of the same architecture and compiler (make
+# bench-overhead's other kernels) look up to date and would be linked
+# into a module the kernel refuses or, worse, loads: clean when the tree
+# changes.
+stamp=$LUF_TOP/.luf-kdir
+if [ "$(cat "$stamp" 2>/dev/null)" != "$kdir" ]; then
+	rm -f "$stamp"
+	make -C "$kdir" M="$LUF_TOP" "${LUF_KARGS[@]}" clean >/dev/null 2>&1 ||
+		die "cleaning the module build for $kdir failed"
+fi
+
 log "building luf.ko (W=1)"
 start=$(date +%s)
 if ! make -C "$kdir" M="$LUF_TOP" W=1 CC="$cc" -j"$LUF_JOBS" "${LUF_KARGS[@]}" modules >"$blog" 2>&1; then
 	grep -E 'error|warning|Error' "$blog" | head -50 | sed 's/^/    /' >&2 || true
 	die "luf.ko build failed (full log: $blog)"
 fi
+echo "$kdir" > "$stamp"
 if grep -qi 'warning' "$blog"; then
 	grep -i -B2 -A3 'warning' "$blog" | head -80 | sed 's/^/    /' >&2
 	die "luf.ko build printed warnings (W=1 must be clean; full log: $blog)"
