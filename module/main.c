@@ -65,7 +65,7 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 module_param_cb(debug_break, &luf_debug_break_ops, &luf_state.debug_break,
 		0644);
 MODULE_PARM_DESC(debug_break,
-		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation does not release held pages, 5 pages freed while pending are not held");
+		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation does not release held pages, 5 pages freed while pending are not held, 6 defer while a flush of the mm is pending");
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
@@ -127,6 +127,19 @@ static bool luf_hook_unmap_done(struct folio *folio,
 
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_unmap_done(ro);
+	/*
+	 * The core marks @ro writable when a flush of one of its mms was
+	 * pending: another walk (MADV_FREE, uffd-wp, NUMA hinting,
+	 * mprotect) cleaned or write-protected a PTE and has not flushed
+	 * yet, so a CPU may still store through a dirty, writable entry.
+	 * Only the flush the core sends now makes the folio's content
+	 * final (a migration copies it next).
+	 */
+	if (ro->writable &&
+	    READ_ONCE(luf_state.debug_break) != LUF_BREAK_PENDING) {
+		luf_count(LUF_EV_DECLINED_PENDING, 1);
+		return false;
+	}
 	if (!luf_unmap_deferrable(folio, ro))
 		return false;
 	/* read before the batch moves into the table */

@@ -59,7 +59,7 @@ static_assert(ARRAY_SIZE(luf_reason_stat_name) == LUF_RS_NR);
 const char * const luf_event_name[] = {
 	"deferred_folios", "held_pages_total", "released_pages", "flushes",
 	"flush_cpus", "flushes_skipped", "cpus_pruned", "tlbi_avoided",
-	"tlbi_issued", "migrc_retained", "mm_flushes",
+	"tlbi_issued", "migrc_retained", "mm_flushes", "declined_pending",
 };
 
 static_assert(ARRAY_SIZE(luf_event_name) == LUF_EV_FORCED_BASE);

@@ -8,8 +8,11 @@
 # TARGETS=luf install`) with its own run_kselftest.sh:
 #   run_kselftest.sh -c luf       everything (KUnit is luf_kunit.sh)
 # lufvm.order=mt on the kernel command line (LUF_ORDER; the multi-threaded
-# TCG pass of make check) runs only the correctness programs, with
-# LUF_KEEP_MODULE=1: luf.ko is loaded once, never unloaded under load.
+# TCG pass of make check) runs only the correctness programs and luf_race,
+# with LUF_KEEP_MODULE=1: luf.ko is loaded once, with allow_unsafe=1 (it
+# permits debug_break, which stays 0 until the end), and never unloaded
+# under load; last, luf_break.sh runs broken mode 6, which only parallel
+# vCPUs can catch.
 # lufvm.test_timeout=SECS overrides the per-program timeout of
 # selftests/settings.  Then (not with lufvm.order) the peer suites,
 # /luf/peer.sh, if scripts/peer.sh built them: lufvm.peer=0 leaves them
@@ -82,9 +85,12 @@ run() {
 	'')
 		"$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} -c luf ;;
 	mt|order-mt)
-		LUF_KEEP_MODULE=1 "$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} \
+		grep -q '^luf ' /proc/modules || insmod "$LUF_KO" allow_unsafe=1 ||
+			echo "# run-tests: insmod $LUF_KO allow_unsafe=1 failed"
+		LUF_KEEP_MODULE=1 LUF_BREAK_MODES=6 "$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} \
 			-t luf:luf_reuse -t luf:luf_write -t luf:luf_unmap \
-			-t luf:luf_fault -t luf:luf_nofault -t luf:luf_lifecycle ;;
+			-t luf:luf_fault -t luf:luf_nofault -t luf:luf_lifecycle \
+			-t luf:luf_race -t luf:luf_break.sh ;;
 	*)
 		echo "not ok 1 selftests: luf: lufvm.order=$LUF_ORDER: want mt" ;;
 	esac

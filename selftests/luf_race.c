@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * luf_race: a read-only, clean PTE does not prove that no CPU can still
+ * write the page while another TLB flush of the mm is pending.
+ *
+ * MADV_FREE cleans PTEs (clear_young_dirty_ptes()) and UFFDIO_WRITEPROTECT
+ * write-protects them (change_protection()), both under the mmap read
+ * lock and both with their TLB flush deferred to the end of the walk
+ * (tlb_finish_mmu(); mm_tlb_flush_pending() is set meanwhile).  With both
+ * past a page P, P's PTE is read-only and clean while a writer thread on
+ * another CPU still holds a dirty, writable TLB entry for P and stores
+ * through it without a page walk.  Stock migration flushes before it
+ * copies (try_to_unmap_flush() at "move:" in migrate_pages_batch()), so
+ * each store lands in P before the copy or faults on the migration entry
+ * and goes to the destination.  A migration that deferred that flush
+ * (MIGRC) would copy first: the writer's later stores land in the old
+ * page and the destination keeps an older value.  The hook series marks
+ * such a read-only batch writable and luf.ko declines it
+ * (declined_pending); broken mode 6 (debug_break=6) skips that check.
+ *
+ * Each try, with enabled=1, migrc_enabled=1 and max_defer_ms=60000:
+ *
+ *  - a RACE_PAGES anonymous region, THP off, registered for uffd-wp
+ *    (UFFD_FEATURE_WP_ASYNC: a write to a protected page resolves in
+ *    the kernel), is written whole by the main thread (CPU 0);
+ *  - a writer on CPU 1 stores 1, 2, 3, ... into P, the region's first
+ *    page, and publishes each value after its store;
+ *  - MADV_FREE (CPU 2) and UFFDIO_WRITEPROTECT (CPU 3) over the whole
+ *    region start together;
+ *  - once P is write-protected (PM_UFFD_WP in /proc/self/pagemap) and
+ *    lazily freed (KPF_SWAPBACKED clear in /proc/kpageflags: MADV_FREE
+ *    cleaned P's PTE and the folios after it), P is moved to node 1
+ *    with move_pages(2), the writer is stopped, and its last published
+ *    value is the last store that completed;
+ *  - the try is valid only if P moved and both walks were still running
+ *    when the writer stopped, i.e. both flushes were still pending at
+ *    every store;
+ *  - after both walks ended, P must hold that last value.
+ *
+ * A normal run passes when every valid try kept the last store and at
+ * least one of them was declined (declined_pending grew: the pending
+ * flush was really seen); broken mode 6 passes only if a valid try lost
+ * the store.  The tries need CPUs that run at the same time: under
+ * single-threaded TCG the walks end long before the migration (about one
+ * valid try in 800), so with no valid try at all the test skips; make
+ * check runs it, and its broken mode, on multi-threaded TCG.
+ *
+ * LUF_KEEP_MODULE=1 (the multi-threaded pass): luf.ko stays loaded; a
+ * broken run needs it loaded with allow_unsafe=1 and puts debug_break
+ * back to 0 at the end.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/mempolicy.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "luf_harness.h"
+
+#define RACE_PAGES	16384	/* the walks must outlast the migration */
+#define RACE_NODE	1
+#define RACE_BREAK	6	/* debug_break: defer under a pending flush */
+#define MIN_VALID	20	/* normal run: valid tries wanted */
+#define RACE_SECONDS	120	/* ... or tries made for at most this long */
+#define SPIN_LIMIT	20000	/* pagemap reads while waiting for the walks */
+#define PM_PFN_MASK	((1ULL << 55) - 1)
+#define PM_UFFD_WP	(1ULL << 57)
+#define PM_PRESENT	(1ULL << 63)
+#define KPF_SWAPBACKED	14
+
+static int g_break;
+static bool g_keep;
+
+enum { W_FREE, W_WP, W_NR };
+
+struct race {
+	char *region;
+	size_t len;
+	int uffd;
+	int cpu[W_NR];
+	atomic_int go;			/* the walks may start */
+	atomic_int started[W_NR];	/* walk thread pinned, spinning on go */
+	atomic_int ended[W_NR];		/* walk syscall returned */
+	atomic_int err[W_NR];		/* its errno, 0 if it worked */
+	atomic_int stop;		/* writer: stop storing */
+	_Atomic uint64_t done;		/* writer: last value stored in P */
+};
+
+static void *writer(void *arg)
+{
+	struct race *r = arg;
+	volatile uint64_t *p = (volatile uint64_t *)r->region;
+	uint64_t v;
+
+	pin_to_cpu(1);
+	for (v = 1; !atomic_load_explicit(&r->stop, memory_order_relaxed); v++) {
+		*p = v;
+		atomic_store_explicit(&r->done, v, memory_order_release);
+	}
+	return NULL;
+}
+
+static int walk_free(struct race *r)
+{
+	return madvise(r->region, r->len, MADV_FREE) ? errno : 0;
+}
+
+static int walk_wp(struct race *r)
+{
+	struct uffdio_writeprotect wp = {
+		.range = { .start = (unsigned long)r->region, .len = r->len },
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+
+	return ioctl(r->uffd, UFFDIO_WRITEPROTECT, &wp) ? errno : 0;
+}
+
+struct walk_arg {
+	struct race *r;
+	int w;
+};
+
+static void *walker(void *arg)
+{
+	struct walk_arg *a = arg;
+	struct race *r = a->r;
+
+	pin_to_cpu(r->cpu[a->w]);
+	atomic_store(&r->started[a->w], 1);
+	while (!atomic_load(&r->go))
+		;
+	atomic_store(&r->err[a->w], a->w == W_FREE ? walk_free(r) : walk_wp(r));
+	atomic_store(&r->ended[a->w], 1);
+	return NULL;
+}
+
+/* pagemap entry of @addr; 0 if it cannot be read */
+static uint64_t pagemap(int fd, const void *addr)
+{
+	uint64_t e = 0;
+	off_t off = (uintptr_t)addr / sysconf(_SC_PAGESIZE) * sizeof(e);
+
+	if (pread(fd, &e, sizeof(e), off) != sizeof(e))
+		return 0;
+	return e;
+}
+
+static uint64_t kpageflags(int fd, uint64_t pfn)
+{
+	uint64_t f = 0;
+
+	if (pread(fd, &f, sizeof(f), pfn * sizeof(f)) != sizeof(f))
+		return 0;
+	return f;
+}
+
+/* The walks have passed P: write-protected, and lazily freed */
+static bool walks_passed(int pm, int kpf, const void *p)
+{
+	uint64_t e = pagemap(pm, p);
+
+	if ((e & (PM_PRESENT | PM_UFFD_WP)) != (PM_PRESENT | PM_UFFD_WP))
+		return false;
+	return !(kpageflags(kpf, e & PM_PFN_MASK) & (1ULL << KPF_SWAPBACKED));
+}
+
+static int ctr(const char *name, uint64_t *v)
+{
+	int err = luf_counter_read(name, v);
+
+	return err == -ENOENT ? 0 : err;
+}
+
+FIXTURE(race) {
+	int pm, kpf;
+	bool armed;		/* debug_break set: put it back */
+};
+
+FIXTURE_VARIANT(race) {
+	int brk;
+};
+
+FIXTURE_VARIANT_ADD(race, madvfree_uffdwp) {
+	.brk = RACE_BREAK,
+};
+
+FIXTURE_SETUP(race)
+{
+	char buf[16];
+	int ret;
+
+	self->pm = -1;
+	self->kpf = -1;
+	self->armed = false;
+	if (g_break && g_break != variant->brk)
+		SKIP(return, "not a test of broken mode %d", g_break);
+	if (nr_cpus() < 1 + W_NR + 1)
+		SKIP(return, "needs %d CPUs", 2 + W_NR);
+	if (!numa_node_has_memory(RACE_NODE))
+		SKIP(return, "needs memory on NUMA node %d", RACE_NODE);
+	if (!g_keep) {
+		ret = luf_ensure_unloaded();
+		ASSERT_EQ(0, ret) TH_LOG("unloading luf: %s", strerror(-ret));
+		ret = luf_load(g_break ? "allow_unsafe=1" : "");
+	} else if (!luf_is_loaded()) {
+		ret = luf_load(g_break ? "allow_unsafe=1" : "");
+	} else {
+		ret = 0;
+	}
+	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	if (g_break) {
+		snprintf(buf, sizeof(buf), "%d", g_break);
+		ret = write_file_str(LUF_MODULE_DIR "/parameters/debug_break", buf);
+		ASSERT_EQ(0, ret) TH_LOG("debug_break=%s: %s%s", buf, strerror(-ret),
+					 ret == -EPERM ? " (luf.ko needs allow_unsafe=1)" : "");
+		self->armed = true;
+	}
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, pin_to_cpu(0));
+	self->pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->pm) TH_LOG("/proc/self/pagemap: %s", strerror(errno));
+	self->kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->kpf) TH_LOG("/proc/kpageflags: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(race)
+{
+	if (self->armed)
+		write_file_str(LUF_MODULE_DIR "/parameters/debug_break", "0");
+	if (g_keep) {
+		luf_knob_write("enabled", "0");
+		luf_knob_write("migrc_enabled", "0");
+	} else {
+		luf_ensure_unloaded();
+	}
+	if (self->pm >= 0)
+		close(self->pm);
+	if (self->kpf >= 0)
+		close(self->kpf);
+}
+
+/* uffd-wp (async) over @r's region; SKIP if the kernel has none */
+static void race_uffd(struct __test_metadata *_metadata, struct race *r)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+	struct uffdio_register reg = {
+		.range = { .start = (unsigned long)r->region, .len = r->len },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+
+	r->uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (r->uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(errno));
+	if (ioctl(r->uffd, UFFDIO_API, &api))
+		SKIP(return, "UFFD_FEATURE_WP_ASYNC: %s", strerror(errno));
+	if (ioctl(r->uffd, UFFDIO_REGISTER, &reg))
+		SKIP(return, "uffd-wp registration: %s", strerror(errno));
+}
+
+enum try_result { TRY_INVALID, TRY_KEPT, TRY_LOST };
+
+struct try_out {
+	uint64_t last, seen;		/* writer's last store, P afterwards */
+	uint64_t declined, deferred;	/* counter deltas */
+	int spins;
+};
+
+/* One try; TRY_INVALID unless the migration ran inside both walks */
+static enum try_result race_try(struct __test_metadata *_metadata,
+				FIXTURE_DATA(race) *self, struct try_out *o)
+{
+	size_t ps = sysconf(_SC_PAGESIZE), i;
+	uint64_t dec0 = 0, dec1 = 0, def0 = 0, def1 = 0;
+	struct walk_arg wa[W_NR];
+	pthread_t wt, t[W_NR];
+	struct race r = { .cpu = { 2, 3 } };
+	int node = RACE_NODE, status = -1, w;
+	void *pages[1];
+	bool passed = false, valid = false;
+	long moved = -1;
+
+	memset(o, 0, sizeof(*o));
+	r.len = RACE_PAGES * ps;
+	r.region = mmap(NULL, r.len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r.region);
+	ASSERT_EQ(0, madvise(r.region, r.len, MADV_NOHUGEPAGE));
+	race_uffd(_metadata, &r);
+	if (_metadata->exit_code)
+		goto out_unmap;
+	for (i = 0; i < r.len; i += ps)
+		r.region[i] = 1;
+	ASSERT_EQ(0, pthread_create(&wt, NULL, writer, &r));
+	while (atomic_load(&r.done) < 1000)
+		;
+	for (w = 0; w < W_NR; w++) {
+		wa[w] = (struct walk_arg){ .r = &r, .w = w };
+		ASSERT_EQ(0, pthread_create(&t[w], NULL, walker, &wa[w]));
+	}
+	for (w = 0; w < W_NR; w++)
+		while (!atomic_load(&r.started[w]))
+			;
+	ASSERT_EQ(0, ctr("declined_pending", &dec0));
+	ASSERT_EQ(0, ctr("deferred_folios", &def0));
+	atomic_store(&r.go, 1);
+	for (o->spins = 0; o->spins < SPIN_LIMIT; o->spins++) {
+		if (atomic_load(&r.ended[W_FREE]) || atomic_load(&r.ended[W_WP]))
+			break;
+		passed = walks_passed(self->pm, self->kpf, r.region);
+		if (passed)
+			break;
+	}
+	if (passed) {
+		pages[0] = r.region;
+		moved = syscall(__NR_move_pages, 0, 1UL, pages, &node, &status,
+				MPOL_MF_MOVE);
+	}
+	atomic_store(&r.stop, 1);
+	pthread_join(wt, NULL);
+	o->last = atomic_load_explicit(&r.done, memory_order_acquire);
+	valid = passed && !moved && status == RACE_NODE &&
+		!atomic_load(&r.ended[W_FREE]) && !atomic_load(&r.ended[W_WP]);
+	for (w = 0; w < W_NR; w++)
+		pthread_join(t[w], NULL);
+	ASSERT_EQ(0, atomic_load(&r.err[W_FREE])) TH_LOG("MADV_FREE failed");
+	ASSERT_EQ(0, atomic_load(&r.err[W_WP])) TH_LOG("UFFDIO_WRITEPROTECT failed");
+	o->seen = *(volatile uint64_t *)r.region;
+	ASSERT_EQ(0, ctr("declined_pending", &dec1));
+	ASSERT_EQ(0, ctr("deferred_folios", &def1));
+	o->declined = dec1 - dec0;
+	o->deferred = def1 - def0;
+out_unmap:
+	if (r.uffd > 0)
+		close(r.uffd);
+	munmap(r.region, r.len);
+	if (_metadata->exit_code || !valid)
+		return TRY_INVALID;
+	return o->seen == o->last ? TRY_KEPT : TRY_LOST;
+}
+
+TEST_F_TIMEOUT(race, migrate_keeps_last_store, RACE_SECONDS + 120)
+{
+	int tries = 0, valid = 0, lost = 0, declined = 0;
+	struct try_out o, first_lost = { 0 };
+	time_t end = time(NULL) + RACE_SECONDS;
+	enum try_result res;
+
+	while (time(NULL) < end && (g_break ? !lost : valid < MIN_VALID)) {
+		res = race_try(_metadata, self, &o);
+		if (_metadata->exit_code)
+			return;
+		tries++;
+		if (res == TRY_INVALID)
+			continue;
+		valid++;
+		declined += o.declined > 0;
+		if (res == TRY_LOST && !lost++)
+			first_lost = o;
+	}
+	ksft_print_msg("%d tries, %d valid (the migration inside both walks), %d declined under a pending flush, %d lost the last store\n",
+		       tries, valid, declined, lost);
+	if (!valid)
+		SKIP(return, "no try migrated P inside both walks in %d tries: CPUs that do not run in parallel (single-threaded TCG)?",
+		     tries);
+	if (g_break) {
+		ASSERT_GT(lost, 0) TH_LOG("broken mode %d not caught: %d valid tries kept the last store",
+					  g_break, valid);
+		ksft_print_msg("broken mode %d caught: P held %" PRIu64 ", the writer's last store was %" PRIu64 " (%" PRIu64 " folios deferred in that try)\n",
+			       g_break, first_lost.seen, first_lost.last,
+			       first_lost.deferred);
+		return;
+	}
+	ASSERT_EQ(0, lost) TH_LOG("a store was lost: P held %" PRIu64 ", the writer's last store was %" PRIu64 " (deferred %" PRIu64 ", declined %" PRIu64 ")",
+				  first_lost.seen, first_lost.last,
+				  first_lost.deferred, first_lost.declined);
+	ASSERT_GT(declined, 0) TH_LOG("no valid try was declined: the pending flush was never seen");
+}
+
+int main(int argc, char **argv)
+{
+	const char *why = luf_skip_reason(true);
+	const char *b = getenv("LUF_BREAK"), *k = getenv("LUF_KEEP_MODULE");
+
+	if (b && *b) {
+		if (atoi(b) != RACE_BREAK || strlen(b) != 1)
+			ksft_exit_fail_msg("LUF_BREAK=%s: luf_race has broken mode %d only\n",
+					   b, RACE_BREAK);
+		g_break = RACE_BREAK;
+	}
+	g_keep = k && !strcmp(k, "1");
+	/* listing or help needs neither root nor the module */
+	if (argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h")))
+		why = NULL;
+	if (why)
+		ksft_exit_skip("%s\n", why);
+	return test_harness_run(argc, argv);
+}
