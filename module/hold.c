@@ -53,12 +53,17 @@ bool luf_hold_page(struct page *page, unsigned int order)
 		return false;
 	}
 	list_add_tail(&page->lru, &luf_held_list);
+	/*
+	 * Counted before the lock is dropped: luf_release() subtracts what
+	 * it took from the list, so held never goes below the list's length
+	 * (the shrinker's count and the bound read it).
+	 */
+	held = atomic_long_inc_return(&luf_state.held);
 	spin_unlock_irqrestore(&luf_hold_lock, flags);
 	/* Offlining or a contiguous allocation waits for this page. */
 	if (is_migrate_isolate(get_pageblock_migratetype(page)) &&
 	    READ_ONCE(luf_state.debug_break) != LUF_BREAK_ISOLATE)
 		luf_kick(LUF_CAUSE_ISOLATE);
-	held = atomic_long_inc_return(&luf_state.held);
 	peak = atomic_long_read(&luf_state.held_peak);
 	while (held > peak &&
 	       !atomic_long_try_cmpxchg(&luf_state.held_peak, &peak, held))

@@ -319,7 +319,8 @@ void luf_knob_range(enum luf_knob k, unsigned long *min, unsigned long *max)
 {
 	switch (k) {
 	case LUF_KNOB_MAX_PENDING_KB:
-		*min = 1;
+		/* less than a page would be no page: LUF silently off */
+		*min = PAGE_SIZE >> 10;
 		*max = luf_total_kb();
 		break;
 	case LUF_KNOB_MAX_DEFER_MS:

@@ -31,7 +31,8 @@ FIXTURE(knob) {
 
 FIXTURE_VARIANT(knob) {
 	const char *name;
-	uint64_t lo;
+	uint64_t lo;		/* 0 with lo_page: one page in kB */
+	bool lo_page;
 	uint64_t hi;		/* 0: MemTotal in kB */
 	bool def_pending;	/* default is min(65536, MemTotal / 16) */
 	uint64_t def;
@@ -50,7 +51,7 @@ FIXTURE_VARIANT_ADD(knob, observe) {
 };
 
 FIXTURE_VARIANT_ADD(knob, max_pending_kb) {
-	.name = "max_pending_kb", .lo = 1, .hi = 0, .def_pending = true,
+	.name = "max_pending_kb", .lo_page = true, .hi = 0, .def_pending = true,
 };
 
 FIXTURE_VARIANT_ADD(knob, max_defer_ms) {
@@ -69,7 +70,7 @@ FIXTURE_SETUP(knob)
 	ASSERT_EQ(0, meminfo_kb("MemTotal", &memtotal));
 	ret = luf_fresh_load();
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	self->lo = variant->lo;
+	self->lo = variant->lo_page ? sysconf(_SC_PAGESIZE) / 1024 : variant->lo;
 	self->hi = variant->hi ? variant->hi : memtotal;
 	self->def = variant->def_pending ?
 		(memtotal / 16 < 65536 ? memtotal / 16 : 65536) : variant->def;

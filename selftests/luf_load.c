@@ -132,6 +132,7 @@ TEST_F(luf_load, bad_params_rejected)
 		"max_defer_ms=0",
 		"max_defer_ms=60001",
 		"max_pending_kb=0",
+		"max_pending_kb=3",	/* less than a page */
 		"enabled=1 max_pending_kb=1x",
 	};
 	unsigned int i;

@@ -96,7 +96,9 @@ static const struct luf_param_case luf_param_cases[] = {
 	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "60000", 0 },
 	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "0", -EINVAL },
 	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "60001", -EINVAL },
-	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "1", 0 },
+	/* at least one page (4, 16 or 64 KiB) */
+	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "64", 0 },
+	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "3", -EINVAL },
 	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "0", -EINVAL },
 	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "99999999999999", -EINVAL },
 	{ LUF_KNOB_AGING_PCT, "aging_pct", "0", 0 },
