@@ -157,6 +157,24 @@ void luf_kick(enum luf_cause cause)
 	}
 }
 
+/**
+ * luf_timer_rearm - bring a queued timer flush within max_defer_ms from now
+ *
+ * After max_defer_ms was lowered, a flush queued with the old period would
+ * let what is deferred wait longer than the new bound.  Raising it leaves
+ * the queued flush as it is.
+ *
+ * Context: process context.
+ */
+void luf_timer_rearm(void)
+{
+	unsigned long delay = msecs_to_jiffies(luf_knob(LUF_KNOB_MAX_DEFER_MS));
+
+	if (delayed_work_pending(&luf_timer_work) &&
+	    time_after(READ_ONCE(luf_timer_work.timer.expires), jiffies + delay))
+		mod_delayed_work(luf_wq, &luf_timer_work, delay);
+}
+
 static unsigned long luf_shrink_count(struct shrinker *s,
 				      struct shrink_control *sc)
 {

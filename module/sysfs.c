@@ -9,6 +9,7 @@
 #include <linux/kobject.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/rcupdate.h>
 #include <linux/sysfs.h>
 #include "luf.h"
 
@@ -38,8 +39,18 @@ static ssize_t luf_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	if (ret)
 		return ret;
 	WRITE_ONCE(luf_state.knob[ka->knob], v);
-	if (luf_knob_settles(ka->knob, v))
+	if (luf_knob_settles(ka->knob, v)) {
+		/*
+		 * An unmap_done that read the old value may still be on its
+		 * way to defer: it runs with preemption off, so after a
+		 * grace period every deferral that will ever see the old
+		 * value is in the table, and the release below flushes it.
+		 */
+		synchronize_rcu();
 		luf_release(LUF_CAUSE_DISABLE);
+	}
+	if (ka->knob == LUF_KNOB_MAX_DEFER_MS)
+		luf_timer_rearm();
 	return count;
 }
 

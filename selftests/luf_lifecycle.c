@@ -8,6 +8,11 @@
  *	pending_folios == 0, held_pages == 0 and released_pages ==
  *	held_pages_total, and nothing is deferred while disabled; enabling
  *	again defers again; the readers never see a wrong word.
+ *  lifecycle.defer_ms_lowered (I5, time)
+ *	max_defer_ms=60000 while the MADV_PAGEOUT loop defers (the timer is
+ *	queued 60 s out), then max_defer_ms=200: the timer flush
+ *	(forced_timer) must come within 2 s of the write, not at the old
+ *	period.
  *  lifecycle.held_bounded (I5, memory)
  *	max_pending_kb=512 and a memcg reclaim workload that defers more
  *	than four times that: held_pages_peak never passes 512 KiB, and the
@@ -206,6 +211,28 @@ TEST_F_TIMEOUT(lifecycle, disable_under_load, 240)
 	ASSERT_EQ((uint64_t)0, e4.pending);
 	ASSERT_EQ((uint64_t)0, e4.held);
 	ASSERT_EQ(e4.held_total, e4.released);
+}
+
+TEST_F_TIMEOUT(lifecycle, defer_ms_lowered, 240)
+{
+	struct luf_ev e0, e1;
+	double t0;
+
+	held_loop_start(_metadata, &self->l);
+	ASSERT_EQ(0, luf_ev_read(&e0));
+	luf_ev_log("max_defer_ms=60000", &e0);
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "200"));
+	t0 = luf_now();
+	do {
+		luf_msleep(50);
+		ASSERT_EQ(0, luf_ev_read(&e1));
+	} while (e1.timer == e0.timer && luf_now() - t0 < 2);
+	luf_ev_log("after max_defer_ms=200", &e1);
+	loop_stop(&self->l);
+	loop_check(_metadata, &self->l);
+	ASSERT_GT(e0.deferred, (uint64_t)0) TH_LOG("no deferral before the write");
+	ASSERT_GT(e1.timer, e0.timer)
+		TH_LOG("no timer flush within 2 s of max_defer_ms=200: the timer kept the old period");
 }
 
 TEST_F_TIMEOUT(lifecycle, rmmod_under_load, 240)
