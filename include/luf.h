@@ -108,6 +108,9 @@ enum luf_scope {
 
 bool luf_may_defer(enum luf_ctx ctx, int reason);
 bool luf_folio_deferrable(struct folio *folio);
+bool luf_walk_nested(const struct tlbflush_unmap_batch *ro);
+void luf_walk_begin(struct tlbflush_unmap_batch *ro, enum luf_ctx ctx,
+		    int reason);
 bool luf_unmap_deferrable(struct folio *folio,
 			  const struct tlbflush_unmap_batch *ro);
 unsigned long luf_max_pending_pages(void);

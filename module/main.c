@@ -72,25 +72,16 @@ static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 	struct tlbflush_unmap_batch *ro = &current->tlb_ubc_ro;
 	bool defer;
 
-	/*
-	 * An unmap inside another TTU_LUF unmap of this task (an mmu
-	 * notifier of the outer walk allocated and reclaimed): the outer
-	 * folio's read-only entries in @ro must reach the outer unmap_done,
-	 * and its luf_other (a PTE that was not read-only and clean) must
-	 * survive, so the inner unmap does not defer (nor touch @ro).
-	 * luf_other of @ro is only ever set in the middle of a walk.
-	 */
-	if (ro->flush_required || ro->luf_other)
+	/* inside another TTU_LUF walk of this task: leave @ro alone */
+	if (luf_walk_nested(ro))
 		return false;
 	defer = luf_may_defer(ctx, reason);
 	/* arm64: leave the per-page TLBIs out only when deferring */
 	luf_arch_set_lazy(ro, defer);
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		defer = luf_observe_defer_ok(ctx, reason);
-	if (defer) {
-		ro->luf_ctx = ctx;
-		ro->luf_reason = reason;
-	}
+	if (defer)
+		luf_walk_begin(ro, ctx, reason);
 	return defer;
 }
 

@@ -92,6 +92,41 @@ bool luf_unmap_deferrable(struct folio *folio,
 }
 
 /**
+ * luf_walk_nested - is a TTU_LUF walk of this task already under way?
+ * @ro: the task's read-only batch
+ *
+ * An unmap can start inside another one of the same task: a blockable mmu
+ * notifier of a migration walk allocates and enters direct reclaim, maybe
+ * before the outer walk put its first PTE into @ro.  The inner unmap must
+ * not defer: it would rewrite the context, reason and (arm64) lazy mode
+ * that the outer folio is judged and counted by, or hand the outer
+ * folio's entries over under its own folio.  luf_walk_begin() marks a walk
+ * in @ro->luf_ro, which the core clears when the walk ends
+ * (luf_unmap_end()); entries or a PTE that was not read-only and clean
+ * are only ever in @ro in the middle of a walk.
+ *
+ * Return: true if the unmap being prepared must not defer.
+ */
+bool luf_walk_nested(const struct tlbflush_unmap_batch *ro)
+{
+	return ro->luf_ro || ro->flush_required || ro->luf_other;
+}
+
+/**
+ * luf_walk_begin - mark a TTU_LUF walk of this task and give it its context
+ * @ro: the task's read-only batch, not luf_walk_nested()
+ * @ctx: reclaim or migration
+ * @reason: the migrate_reason of a migration
+ */
+void luf_walk_begin(struct tlbflush_unmap_batch *ro, enum luf_ctx ctx,
+		    int reason)
+{
+	ro->luf_ro = 1;
+	ro->luf_ctx = ctx;
+	ro->luf_reason = reason;
+}
+
+/**
  * luf_max_pending_pages - bound on deferred folios plus held pages
  *
  * Return: max_pending_kb in pages.

@@ -177,12 +177,39 @@ static void luf_aging(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, luf_aging_wanted(LUF_CTX_RECLAIM, LONG_MAX));
 }
 
+/*
+ * A migration walk marked as begun refuses a nested unmap before it put
+ * any PTE into the batch (a blockable mmu notifier that allocates into
+ * direct reclaim), and its context survives; the core's end of the walk
+ * clears the mark.  Entries, or a PTE that was not read-only and clean,
+ * refuse too.
+ */
+static void luf_walk_nesting(struct kunit *test)
+{
+	struct tlbflush_unmap_batch ro = {};
+
+	KUNIT_EXPECT_FALSE(test, luf_walk_nested(&ro));
+	luf_walk_begin(&ro, LUF_CTX_MIGRATE, MR_SYSCALL);
+	KUNIT_EXPECT_TRUE(test, luf_walk_nested(&ro));
+	KUNIT_EXPECT_EQ(test, ro.luf_ctx, LUF_CTX_MIGRATE);
+	KUNIT_EXPECT_EQ(test, ro.luf_reason, MR_SYSCALL);
+	/* what luf_unmap_end() clears */
+	ro.luf_ro = 0;
+	KUNIT_EXPECT_FALSE(test, luf_walk_nested(&ro));
+	ro.flush_required = true;
+	KUNIT_EXPECT_TRUE(test, luf_walk_nested(&ro));
+	ro.flush_required = false;
+	ro.luf_other = true;
+	KUNIT_EXPECT_TRUE(test, luf_walk_nested(&ro));
+}
+
 LUF_KUNIT_SUITE(luf_policy,
 		KUNIT_CASE(luf_policy),
 		KUNIT_CASE(luf_write_fault_scopes),
 		KUNIT_CASE(luf_file_changes),
 		KUNIT_CASE(luf_knob_rules),
 		KUNIT_CASE(luf_bounds),
-		KUNIT_CASE(luf_aging));
+		KUNIT_CASE(luf_aging),
+		KUNIT_CASE(luf_walk_nesting));
 
 #endif /* _LUF_POLICY_KUNIT_H */
