@@ -42,8 +42,9 @@
  * flush was really seen); broken mode 6 passes only if a valid try lost
  * the store.  The tries need CPUs that run at the same time: under
  * single-threaded TCG the walks end long before the migration (about one
- * valid try in 800), so with no valid try at all the test skips; make
- * check runs it, and its broken mode, on multi-threaded TCG.
+ * valid try in 800), so with no valid try in its first FUTILE_TRIES the
+ * test stops and skips; make check runs it, and its broken mode, on
+ * multi-threaded TCG.
  *
  * LUF_KEEP_MODULE=1 (the multi-threaded pass): luf.ko stays loaded; a
  * broken run needs it loaded with allow_unsafe=1 and puts debug_break
@@ -72,6 +73,7 @@
 #define RACE_BREAK	6	/* debug_break: defer under a pending flush */
 #define MIN_VALID	20	/* normal run: valid tries wanted */
 #define RACE_SECONDS	120	/* ... or tries made for at most this long */
+#define FUTILE_TRIES	30	/* none of this many valid: stop (and skip) */
 #define SPIN_LIMIT	20000	/* pagemap reads while waiting for the walks */
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 #define PM_UFFD_WP	(1ULL << 57)
@@ -357,7 +359,8 @@ TEST_F_TIMEOUT(race, migrate_keeps_last_store, RACE_SECONDS + 120)
 	time_t end = time(NULL) + RACE_SECONDS;
 	enum try_result res;
 
-	while (time(NULL) < end && (g_break ? !lost : valid < MIN_VALID)) {
+	while (time(NULL) < end && (g_break ? !lost : valid < MIN_VALID) &&
+	       (valid || tries < FUTILE_TRIES)) {
 		res = race_try(_metadata, self, &o);
 		if (_metadata->exit_code)
 			return;
