@@ -70,7 +70,7 @@ FIXTURE_SETUP(knob)
 	ASSERT_EQ(0, meminfo_kb("MemTotal", &memtotal));
 	ret = luf_fresh_load();
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	self->lo = variant->lo_page ? sysconf(_SC_PAGESIZE) / 1024 : variant->lo;
+	self->lo = variant->lo_page ? (uint64_t)sysconf(_SC_PAGESIZE) / 1024 : variant->lo;
 	self->hi = variant->hi ? variant->hi : memtotal;
 	self->def = variant->def_pending ?
 		(memtotal / 16 < 65536 ? memtotal / 16 : 65536) : variant->def;

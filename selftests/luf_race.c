@@ -68,10 +68,14 @@
 
 #include "luf_harness.h"
 
+#ifndef UFFD_FEATURE_WP_ASYNC		/* 6.7: not in Debian 12's headers */
+#define UFFD_FEATURE_WP_ASYNC	(1 << 15)
+#endif
+
 #define RACE_PAGES	16384	/* the walks must outlast the migration */
 #define RACE_NODE	1
 #define RACE_BREAK	6	/* debug_break: defer under a pending flush */
-#define MIN_VALID	20	/* normal run: valid tries wanted */
+#define MIN_VALID	10	/* normal run: valid tries wanted */
 #define RACE_SECONDS	120	/* ... or tries made for at most this long */
 #define FUTILE_TRIES	30	/* none of this many valid: stop (and skip) */
 #define SPIN_LIMIT	20000	/* pagemap reads while waiting for the walks */
