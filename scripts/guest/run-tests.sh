@@ -13,6 +13,8 @@
 # permits debug_break, which stays 0 until the end), and never unloaded
 # under load; last, luf_break.sh runs broken mode 6, which only parallel
 # vCPUs can catch.
+# lufvm.tests=PROG,PROG,... (LUF_APPEND of qemu.sh, for iterating on a
+# few programs) runs only those, in that order, and no peer suite.
 # lufvm.test_timeout=SECS overrides the per-program timeout of
 # selftests/settings.  Then (not with lufvm.order) the peer suites,
 # /luf/peer.sh, if scripts/peer.sh built them: lufvm.peer=0 leaves them
@@ -81,9 +83,16 @@ run() {
 		return
 	fi
 	tmo=$(cmdline_get lufvm.test_timeout "")
+	only=$(cmdline_get lufvm.tests "")
 	case ${LUF_ORDER:-} in
 	'')
-		"$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} -c luf ;;
+		if [ -n "$only" ]; then
+			# shellcheck disable=SC2046 # one -t per comma-separated name
+			"$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} \
+				$(echo "$only" | tr ',' '\n' | sed 's/^/-t luf:/')
+		else
+			"$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} -c luf
+		fi ;;
 	mt|order-mt)
 		grep -q '^luf ' /proc/modules || insmod "$LUF_KO" allow_unsafe=1 ||
 			echo "# run-tests: insmod $LUF_KO allow_unsafe=1 failed"
