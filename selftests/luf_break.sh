@@ -8,10 +8,10 @@
 # needs node 1 and memory hotplug), 5 pages freed while pending are not
 # held (the free path's filter misses; caught by the tests of mode 1), 6 a
 # read-only unmap deferred while a flush of its mm was pending (luf_race;
-# it needs vCPUs that run in parallel, so only make check's multi-threaded
-# pass runs it: LUF_BREAK_MODES=6 with LUF_KEEP_MODULE=1 and luf.ko
-# loaded with allow_unsafe=1).  LUF_BREAK_MODES: the modes to run
-# (default 1 2 3 5, and 4 on x86_64).
+# make check's multi-threaded pass runs it once more, alone:
+# LUF_BREAK_MODES=6 with LUF_KEEP_MODULE=1 and luf.ko loaded with
+# allow_unsafe=1).  LUF_BREAK_MODES: the modes to run (default 1 2 3 5
+# 6, and 4 on x86_64).
 # Each correctness program runs with LUF_BREAK=N: a test that catches N
 # passes only if its oracle saw the violation, the others skip.  Then one
 # result per mode: at least one test caught it, none missed it and none
@@ -21,7 +21,7 @@ cd "$(dirname "$0")" || exit 1
 . ./luf_lib.sh
 
 progs="luf_reuse luf_write luf_unmap luf_fault luf_nofault luf_lifecycle"
-modes="1 2 3 5"
+modes="1 2 3 5 6"
 [ "$(uname -m)" = x86_64 ] && modes="$modes 4"
 modes=${LUF_BREAK_MODES:-$modes}
 nprogs=$(echo "$progs" | wc -w)

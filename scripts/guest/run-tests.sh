@@ -11,8 +11,8 @@
 # TCG pass of make check) runs only the correctness programs and luf_race,
 # with LUF_KEEP_MODULE=1: luf.ko is loaded once, with allow_unsafe=1 (it
 # permits debug_break, which stays 0 until the end), and never unloaded
-# under load; last, luf_break.sh runs broken mode 6, which only parallel
-# vCPUs can catch.
+# under load; last, luf_break.sh runs broken mode 6 (the race of luf_race)
+# once more, on vCPUs that really run in parallel.
 # lufvm.tests=PROG,PROG,... (LUF_APPEND of qemu.sh, for iterating on a
 # few programs) runs only those, in that order, and no peer suite.
 # lufvm.test_timeout=SECS overrides the per-program timeout of
