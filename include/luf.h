@@ -261,7 +261,9 @@ bool luf_key_pending(const void *key);
 void luf_pfn_forget(unsigned long pfn);
 bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages);
-unsigned int luf_batch_flush(enum luf_cause cause);
+unsigned int luf_batch_flush(enum luf_cause cause, bool sweep);
+void luf_batch_sweep(void);
+bool luf_batch_sweep_due(void);
 
 /* Held pages (module/hold.c) */
 int luf_hold_init(void);

@@ -17,6 +17,7 @@
  */
 #include <linux/cpumask.h>
 #include <linux/hash.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/nodemask.h>
@@ -105,6 +106,9 @@ void luf_batch_exit(void)
 {
 	xa_destroy(&luf_pfns);
 }
+
+/* A flush left its sweep of luf_pfns to luf_batch_sweep() */
+static bool luf_sweep_due;
 
 /* Erase every pfn that no deferred translation reaches any more. */
 static void luf_pfns_sweep(u32 done)
@@ -260,18 +264,25 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 /**
  * luf_batch_flush - perform every deferred flush
  * @cause: why, for the counters
+ * @sweep: also erase the settled pfns from the side table now; false
+ *	leaves that to luf_batch_sweep() (a consumer hook under a page table
+ *	lock: only the invalidation must be complete before it returns)
  *
  * Closes the open entry, sends one flush to the CPUs of every waiting
  * entry that have not flushed since it closed, and marks all of them done.
+ * A settled pfn left in the table is not pending (luf_pfn_pending()
+ * compares its generation with the flushed one); the sweep only keeps the
+ * table small.
  *
  * Context: task context with IRQs enabled (luf_can_flush()).
  * Return: number of entries settled.
  */
-unsigned int luf_batch_flush(enum luf_cause cause)
+unsigned int luf_batch_flush(enum luf_cause cause, bool sweep)
 {
 	unsigned int nr_entries = 0, pruned = 0, cpus = 0;
 	unsigned long folios = 0;
 	struct cpumask *mask;
+	u64 t0 = ktime_get_ns(), t1;
 	u32 gen, done;
 
 	if (WARN_ON_ONCE(!luf_can_flush()))
@@ -327,9 +338,44 @@ unsigned int luf_batch_flush(enum luf_cause cause)
 	smp_store_release(&luf_done, gen);
 	spin_unlock(&luf_batch_lock);
 	atomic_long_sub(folios, &luf_state.pending);
-	luf_pfns_sweep(gen);
+	t1 = ktime_get_ns();
+	if (sweep)
+		luf_pfns_sweep(gen);
+	else
+		WRITE_ONCE(luf_sweep_due, true);
 	luf_ugen_expire();
 	spin_unlock(&luf_flush_lock);
-	trace_luf_flush(gen, nr_entries, cpus, pruned, cause);
+	trace_luf_flush(gen, nr_entries, cpus, pruned, cause, t1 - t0,
+			ktime_get_ns() - t1);
 	return nr_entries;
+}
+
+/**
+ * luf_batch_sweep - the sweep of luf_pfns that a flush left for later
+ *
+ * Context: task context with IRQs enabled.
+ */
+void luf_batch_sweep(void)
+{
+	u64 t0;
+
+	if (!READ_ONCE(luf_sweep_due))
+		return;
+	t0 = ktime_get_ns();
+	spin_lock(&luf_flush_lock);
+	WRITE_ONCE(luf_sweep_due, false);
+	/* Pairs with smp_store_release() in luf_batch_flush() */
+	luf_pfns_sweep(smp_load_acquire(&luf_done));
+	spin_unlock(&luf_flush_lock);
+	trace_luf_sweep(ktime_get_ns() - t0);
+}
+
+/**
+ * luf_batch_sweep_due - has a flush left its sweep for later?
+ *
+ * Return: true if luf_batch_sweep() has work.
+ */
+bool luf_batch_sweep_due(void)
+{
+	return READ_ONCE(luf_sweep_due);
 }

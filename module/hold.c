@@ -86,7 +86,9 @@ unsigned long luf_release(enum luf_cause cause)
 	LIST_HEAD(list);
 	LIST_HEAD(keep);
 
-	luf_batch_flush(cause);
+	luf_batch_flush(cause, true);
+	/* what a settle under a page table lock left (luf_settle()) */
+	luf_batch_sweep();
 	spin_lock_irqsave(&luf_hold_lock, flags);
 	list_splice_init(&luf_held_list, &list);
 	spin_unlock_irqrestore(&luf_hold_lock, flags);

@@ -186,8 +186,14 @@ static void luf_settle(enum luf_cause cause)
 		luf_kick(cause);
 		return;
 	}
-	luf_batch_flush(cause);
-	if (atomic_long_read(&luf_state.held))
+	/*
+	 * Hooks call this under a page table lock with preemption off: the
+	 * invalidation completes here, before the PTE can become writable;
+	 * the sweep of the side table (up to max_pending_kb of pfns) waits
+	 * for the worker.
+	 */
+	luf_batch_flush(cause, false);
+	if (atomic_long_read(&luf_state.held) || luf_batch_sweep_due())
 		luf_kick(cause);
 }
 

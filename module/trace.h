@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Tracepoints of luf.ko: luf:luf_defer, luf:luf_migrc_retain, luf:luf_flush,
- * luf:luf_release
+ * luf:luf_sweep, luf:luf_release
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM luf
@@ -40,23 +40,37 @@ TRACE_EVENT(luf_migrc_retain,
 		      __entry->dst, __get_str(reason))
 );
 
+/* flush_ns: up to the sweep; sweep_ns: 0 when left to luf_sweep */
 TRACE_EVENT(luf_flush,
 	    TP_PROTO(u32 gen, unsigned int entries, unsigned int cpus,
-		     unsigned int pruned, int cause),
-	    TP_ARGS(gen, entries, cpus, pruned, cause),
+		     unsigned int pruned, int cause, u64 flush_ns, u64 sweep_ns),
+	    TP_ARGS(gen, entries, cpus, pruned, cause, flush_ns, sweep_ns),
 	    TP_STRUCT__entry(__field(u32, gen)
 			     __field(unsigned int, entries)
 			     __field(unsigned int, cpus)
 			     __field(unsigned int, pruned)
-			     __string(cause, luf_cause_name[cause])),
+			     __string(cause, luf_cause_name[cause])
+			     __field(u64, flush_ns)
+			     __field(u64, sweep_ns)),
 	    TP_fast_assign(__entry->gen = gen;
 			   __entry->entries = entries;
 			   __entry->cpus = cpus;
 			   __entry->pruned = pruned;
-			   __assign_str(cause);),
-	    TP_printk("gen=%u entries=%u cpus=%u pruned=%u cause=%s",
+			   __assign_str(cause);
+			   __entry->flush_ns = flush_ns;
+			   __entry->sweep_ns = sweep_ns;),
+	    TP_printk("gen=%u entries=%u cpus=%u pruned=%u cause=%s flush_ns=%llu sweep_ns=%llu",
 		      __entry->gen, __entry->entries, __entry->cpus,
-		      __entry->pruned, __get_str(cause))
+		      __entry->pruned, __get_str(cause), __entry->flush_ns,
+		      __entry->sweep_ns)
+);
+
+TRACE_EVENT(luf_sweep,
+	    TP_PROTO(u64 ns),
+	    TP_ARGS(ns),
+	    TP_STRUCT__entry(__field(u64, ns)),
+	    TP_fast_assign(__entry->ns = ns;),
+	    TP_printk("ns=%llu", __entry->ns)
 );
 
 TRACE_EVENT(luf_release,
