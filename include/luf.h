@@ -272,6 +272,7 @@ bool luf_hold_page(struct page *page, unsigned int order);
 unsigned long luf_release(enum luf_cause cause);
 void luf_kick(enum luf_cause cause);
 void luf_timer_rearm(void);
+void luf_kick_sweep(void);
 
 /*
  * Architecture batch helpers: static inlines in module/arch_<arch>.h.

@@ -6,9 +6,10 @@
  * the old translations) into the open table entry, and the folio's pfn
  * records the entry's generation, its key: entry = luf_table[gen %
  * LUF_NR_BATCH].  Nothing of this lives in struct page: pfns map to
- * generations in an xarray that holds only what is pending (each flush
- * erases what it settled), so its size follows max_pending_kb, not the
- * physical address space; a small array of per-slot generations in
+ * generations in an xarray that holds what is pending and what a flush
+ * settled but has not swept yet (a settle under a page table lock leaves
+ * its sweep to the worker, luf_batch_sweep()), so its size follows
+ * max_pending_kb, not the physical address space; a small array of per-slot generations in
  * front of it (luf_filter) answers most lookups of the free path with one
  * load.  A flush covers every entry between luf_done and the open one,
  * minus the CPUs that flushed on their own since (ugen), and then moves
@@ -110,17 +111,33 @@ void luf_batch_exit(void)
 /* A flush left its sweep of luf_pfns to luf_batch_sweep() */
 static bool luf_sweep_due;
 
-/* Erase every pfn that no deferred translation reaches any more. */
+/* Entries a sweep looks at before it lets a deferral take the lock */
+#define LUF_SWEEP_BATCH		256
+
+/*
+ * Erase every pfn that no deferred translation reaches any more.  Called
+ * without luf_flush_lock: a pfn deferred meanwhile has a generation after
+ * @done (and maybe after the @now read here, which counts as pending), and
+ * a sweep with an older @done only erases less.
+ */
 static void luf_pfns_sweep(u32 done)
 {
 	XA_STATE(xas, &luf_pfns, 0);
 	u32 now = READ_ONCE(luf_state.ugen);
+	unsigned int n = 0;
 	void *entry;
 
 	xas_lock(&xas);
-	xas_for_each(&xas, entry, ULONG_MAX)
+	xas_for_each(&xas, entry, ULONG_MAX) {
 		if (!luf_gen_pending(xa_to_value(entry), done, now))
 			xas_store(&xas, NULL);
+		if (++n % LUF_SWEEP_BATCH)
+			continue;
+		/* luf_batch_defer() waits for this lock under luf_batch_lock */
+		xas_pause(&xas);
+		xas_unlock(&xas);
+		xas_lock(&xas);
+	}
 	xas_unlock(&xas);
 }
 
@@ -338,15 +355,17 @@ unsigned int luf_batch_flush(enum luf_cause cause, bool sweep)
 	smp_store_release(&luf_done, gen);
 	spin_unlock(&luf_batch_lock);
 	atomic_long_sub(folios, &luf_state.pending);
-	t1 = ktime_get_ns();
-	if (sweep)
-		luf_pfns_sweep(gen);
-	else
-		WRITE_ONCE(luf_sweep_due, true);
 	luf_ugen_expire();
 	spin_unlock(&luf_flush_lock);
+	t1 = ktime_get_ns();
+	if (sweep) {
+		WRITE_ONCE(luf_sweep_due, false);
+		luf_pfns_sweep(gen);
+	} else {
+		WRITE_ONCE(luf_sweep_due, true);
+	}
 	trace_luf_flush(gen, nr_entries, cpus, pruned, cause, t1 - t0,
-			ktime_get_ns() - t1);
+			sweep ? ktime_get_ns() - t1 : 0);
 	return nr_entries;
 }
 
@@ -359,14 +378,11 @@ void luf_batch_sweep(void)
 {
 	u64 t0;
 
-	if (!READ_ONCE(luf_sweep_due))
+	if (!xchg(&luf_sweep_due, false))
 		return;
 	t0 = ktime_get_ns();
-	spin_lock(&luf_flush_lock);
-	WRITE_ONCE(luf_sweep_due, false);
 	/* Pairs with smp_store_release() in luf_batch_flush() */
 	luf_pfns_sweep(smp_load_acquire(&luf_done));
-	spin_unlock(&luf_flush_lock);
 	trace_luf_sweep(ktime_get_ns() - t0);
 }
 

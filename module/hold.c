@@ -24,6 +24,7 @@ static DEFINE_SPINLOCK(luf_hold_lock);	/* taken from any context */
 static struct workqueue_struct *luf_wq;
 static struct delayed_work luf_timer_work;
 static struct work_struct luf_release_work;
+static struct work_struct luf_sweep_work;
 static struct shrinker *luf_shrinker;
 
 /**
@@ -136,6 +137,23 @@ static void luf_release_workfn(struct work_struct *work)
 	luf_release(READ_ONCE(luf_kick_cause));
 }
 
+static void luf_sweep_workfn(struct work_struct *work)
+{
+	luf_batch_sweep();
+}
+
+/**
+ * luf_kick_sweep - have the worker sweep what a flush left for later
+ *
+ * Only the sweep (luf_batch_sweep()): no flush, nothing released.
+ *
+ * Context: any.
+ */
+void luf_kick_sweep(void)
+{
+	queue_work(luf_wq, &luf_sweep_work);
+}
+
 static void luf_timer_workfn(struct work_struct *work)
 {
 	luf_release(LUF_CAUSE_TIMER);
@@ -205,6 +223,7 @@ int luf_hold_init(void)
 		return -ENOMEM;
 	INIT_DELAYED_WORK(&luf_timer_work, luf_timer_workfn);
 	INIT_WORK(&luf_release_work, luf_release_workfn);
+	INIT_WORK(&luf_sweep_work, luf_sweep_workfn);
 	luf_shrinker = shrinker_alloc(0, "luf");
 	if (!luf_shrinker) {
 		destroy_workqueue(luf_wq);
@@ -227,6 +246,7 @@ void luf_hold_exit(void)
 	shrinker_free(luf_shrinker);
 	cancel_delayed_work_sync(&luf_timer_work);
 	cancel_work_sync(&luf_release_work);
+	cancel_work_sync(&luf_sweep_work);
 	/* The drain settled everything: nothing may be left held. */
 	if (WARN_ON_ONCE(atomic_long_read(&luf_state.held)))
 		luf_release(LUF_CAUSE_UNLOAD);

@@ -193,8 +193,10 @@ static void luf_settle(enum luf_cause cause)
 	 * for the worker.
 	 */
 	luf_batch_flush(cause, false);
-	if (atomic_long_read(&luf_state.held) || luf_batch_sweep_due())
+	if (atomic_long_read(&luf_state.held))
 		luf_kick(cause);
+	else if (luf_batch_sweep_due())
+		luf_kick_sweep();
 }
 
 /*

@@ -40,7 +40,7 @@ TRACE_EVENT(luf_migrc_retain,
 		      __entry->dst, __get_str(reason))
 );
 
-/* flush_ns: up to the sweep; sweep_ns: 0 when left to luf_sweep */
+/* flush_ns: up to the sweep; sweep_ns: the sweep, 0 if left to luf_sweep */
 TRACE_EVENT(luf_flush,
 	    TP_PROTO(u32 gen, unsigned int entries, unsigned int cpus,
 		     unsigned int pruned, int cause, u64 flush_ns, u64 sweep_ns),
