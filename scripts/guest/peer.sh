@@ -213,6 +213,14 @@ run_stress() {
 			0) echo "ok 1 stress-ng/$name" ;;
 			2) echo "not ok 1 stress-ng/$name rc=2: a stressor failed (--verify or an error, see above)" ;;
 			4) echo "ok 1 stress-ng/$name # SKIP rc=4: stressor not implemented here" ;;
+			# EXIT_METRICS_UNTRUSTWORTHY: a stressor's bogo-op counter
+			# was left mid-update (seen once under arm64 TCG, LUF off);
+			# the metrics are not what this suite checks, --verify is
+			7) if grep -q 'successful run completed' "$log"; then
+				echo "ok 1 stress-ng/$name # rc=7: metrics untrustworthy, run completed, --verify passed"
+			   else
+				echo "not ok 1 stress-ng/$name rc=7"
+			   fi ;;
 			*) echo "not ok 1 stress-ng/$name rc=$rc" ;;
 			esac
 		fi > "$log.tap"
