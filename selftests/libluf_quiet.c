@@ -29,6 +29,12 @@
 #define PF_KTHREAD		0x00200000
 #define WQ_CPUMASK		"/sys/devices/virtual/workqueue/cpumask"
 #define STAT_INTERVAL		"/proc/sys/vm/stat_interval"
+/*
+ * A NUMA balancing scan of the test's mm (change_prot_numa()) keeps a TLB
+ * flush pending while it runs, and luf.ko declines to defer an unmap then:
+ * a page-out in that window defers nothing.
+ */
+#define NUMA_BALANCING		"/proc/sys/kernel/numa_balancing"
 
 struct moved_kthread {
 	pid_t pid;
@@ -44,7 +50,7 @@ static struct moved_kthread *moved;
 static int nr_moved;
 static struct moved_irq *moved_irqs;
 static int nr_moved_irqs;
-static char saved_wq[128], saved_stat[32];
+static char saved_wq[128], saved_stat[32], saved_numa[16];
 
 static void restore_file(const char *path, char *saved)
 {
@@ -74,6 +80,7 @@ void luf_quiet_restore(void)
 	nr_moved_irqs = 0;
 	restore_file(WQ_CPUMASK, saved_wq);
 	restore_file(STAT_INTERVAL, saved_stat);
+	restore_file(NUMA_BALANCING, saved_numa);
 }
 
 static void quiet_signal(int sig)
@@ -177,6 +184,7 @@ void luf_quiet_cpus(void)
 		closedir(d);
 	save_and_write(WQ_CPUMASK, saved_wq, sizeof(saved_wq), "1");
 	save_and_write(STAT_INTERVAL, saved_stat, sizeof(saved_stat), "60");
+	save_and_write(NUMA_BALANCING, saved_numa, sizeof(saved_numa), "0");
 	atexit(luf_quiet_restore);
 	/* the runner's watchdog sends SIGTERM first */
 	signal(SIGTERM, quiet_signal);
