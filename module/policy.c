@@ -7,8 +7,8 @@
  * (batch.c) and the held pages (hold.c) only carry these decisions out.
  *
  * A policy change is this file, its KUnit cases (tests/policy-kunit.h,
- * included at the end) and the ABI text (sysfs-abi/).  Why each rule is
- * safe, site by site in 6.12: kernel-hooks/SAFETY.md.
+ * included at the end) and the ABI text (Documentation/ABI/testing/).  Why each
+ * rule is safe, site by site: Documentation/mm/luf/safety.rst.
  */
 #include <linux/errno.h>
 #include <linux/fs.h>
@@ -164,7 +164,7 @@ bool luf_bound_reached(long pending, long held, unsigned long max_pages)
  *
  * A PTE may become writable, or a page be mapped where it can be written
  * without another fault (see the write_fault sites in
- * include/linux/luf_hooks.h and kernel-hooks/SAFETY.md).
+ * include/linux/luf_hooks.h and Documentation/mm/luf/safety.rst).
  *
  * A private mapping that may be written (VM_MAYWRITE) counts on any fault,
  * even without VM_WRITE: an exclusive swap-in maps writable on a read

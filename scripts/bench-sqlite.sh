@@ -3,7 +3,7 @@
 #
 # A real program under reclaim, LUF off vs on in one boot (make bench runs
 # it; x86_64 only: the guest runs the host's Debian sqlite3 over the 9p root,
-# which an arm64 guest cannot, see README).
+# which an arm64 guest cannot: Documentation/mm/luf/testing.rst).
 #
 # Debian's sqlite3 (installed on the host if missing), unmodified: three
 # processes pinned on CPUs 1-3, each running the same read-only queries

@@ -17,7 +17,7 @@
 #       read-only.  On an architecture whose table says
 #       ARCH_USERLAND=deb (arm64: the host's programs are x86_64) the root is
 #       a small userland of that architecture's Debian packages and the
-#       host's root is under /host (see scripts/arch/arm64 and README).
+#       host's root is under /host (Documentation/mm/luf/testing.rst).
 #   scripts/run.sh --dir DIR
 #       Every executable file in DIR (host path), in name order, as above;
 #       prints "ok"/"not ok" per program, exit status 1 if any failed.
