@@ -118,7 +118,7 @@ bool luf_bound_reached(long pending, long held, unsigned long max_pages);
 enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
 				     unsigned int fault_flags, bool prot_write);
 bool luf_file_change_flushes(enum luf_file_why why);
-bool luf_aging_wanted(enum luf_ctx ctx, long pending);
+bool luf_aging_wanted(enum luf_ctx ctx);
 bool luf_aging_due(long pending, unsigned long pages);
 bool luf_can_flush(void);
 bool luf_may_flush_alloc(gfp_t gfp);
@@ -261,6 +261,7 @@ bool luf_key_pending(const void *key);
 void luf_pfn_forget(unsigned long pfn);
 bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages);
+long luf_batch_aging_note(unsigned short memcg_id);
 unsigned int luf_batch_flush(enum luf_cause cause, bool sweep);
 void luf_batch_sweep(void);
 bool luf_batch_sweep_due(void);
@@ -357,8 +358,10 @@ static inline bool luf_arch_aging_flushes(void)
 }
 #endif
 
-/* Deferred folios below which aging never asks for a flush */
+/* Deferred folios of a memcg below which aging never asks for a flush */
 #define LUF_AGING_MIN_PAGES	64UL
+/* memcgs whose deferrals aging counts apart between two flushes */
+#define LUF_AGING_MEMCGS	16
 
 #ifdef LUF_KUNIT
 /*

@@ -85,6 +85,20 @@ static DEFINE_XARRAY(luf_pfns);	/* pfn -> xa_mk_value(generation) */
 #define LUF_FILTER_SLOTS	8192U
 static u32 luf_filter[LUF_FILTER_SLOTS];
 
+/*
+ * Folios reclaim deferred since the last flush, per memcg, for page aging
+ * (luf_aging_due()): the first LUF_AGING_MEMCGS memcgs to defer between
+ * two flushes get a slot each, in order, and later ones share the last
+ * slot, which only has them flush sooner.  Under luf_batch_lock; a flush
+ * that settles anything empties it.
+ */
+struct luf_aging_slot {
+	unsigned short memcg_id;
+	long nr;
+};
+
+static struct luf_aging_slot luf_aging[LUF_AGING_MEMCGS + 1];
+
 /**
  * luf_batch_init - empty the table and start the generations (module load)
  *
@@ -95,6 +109,7 @@ int luf_batch_init(void)
 	memset(luf_table, 0, sizeof(luf_table));
 	memset(luf_maps, 0, sizeof(luf_maps));
 	memset(luf_filter, 0, sizeof(luf_filter));
+	memset(luf_aging, 0, sizeof(luf_aging));
 	luf_done = luf_ugen_reset() - 1;
 	atomic_long_set(&luf_state.pending, 0);
 	return 0;
@@ -279,6 +294,29 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 }
 
 /**
+ * luf_batch_aging_note - count a folio reclaim deferred from a memcg
+ * @memcg_id: mem_cgroup_id() of the folio's memcg, 0 for the root
+ *
+ * Context: preemption disabled, IRQs enabled.
+ * Return: folios deferred from that memcg since the last flush, this one
+ * included (more if it shares its slot).
+ */
+long luf_batch_aging_note(unsigned short memcg_id)
+{
+	struct luf_aging_slot *s = luf_aging;
+	long nr;
+
+	spin_lock(&luf_batch_lock);
+	while (s < &luf_aging[LUF_AGING_MEMCGS] && s->nr &&
+	       s->memcg_id != memcg_id)
+		s++;
+	s->memcg_id = memcg_id;
+	nr = ++s->nr;
+	spin_unlock(&luf_batch_lock);
+	return nr;
+}
+
+/**
  * luf_batch_flush - perform every deferred flush
  * @cause: why, for the counters
  * @sweep: also erase the settled pfns from the side table now; false
@@ -323,6 +361,7 @@ unsigned int luf_batch_flush(enum luf_cause cause, bool sweep)
 	if (nr_entries) {
 		/* Pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
 		smp_store_release(&luf_state.ugen, luf_gen_next(gen));
+		memset(luf_aging, 0, sizeof(luf_aging));
 	}
 	spin_unlock(&luf_batch_lock);
 

@@ -86,35 +86,52 @@ static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 }
 
 /*
- * The pages aging weighs @folio against (luf_aging_due()): its memcg's
- * usage, or for the root memcg, which is not charged, the LRU pages of
- * the system.  The folio is locked and isolated: its memcg stays.
+ * The memcg aging weighs @folio's deferral against (luf_aging_due()): its
+ * id, and in @pages its usage, or for the root memcg, which is not
+ * charged, the LRU pages of the system (id 0).  The folio is locked and
+ * isolated: its memcg stays.
  */
-static unsigned long luf_aging_pages(struct folio *folio)
+static unsigned short luf_aging_memcg(struct folio *folio,
+				      unsigned long *pages)
 {
-	unsigned long pages = 0;
+	unsigned short id = 0;
 #ifdef CONFIG_MEMCG
 	struct mem_cgroup *memcg;
 
+	*pages = 0;
 	rcu_read_lock();
 	memcg = folio_memcg(folio);
-	if (memcg && memcg->memory.parent)
-		pages = page_counter_read(&memcg->memory);
+	if (memcg && memcg->memory.parent) {
+		id = mem_cgroup_id(memcg);
+		*pages = page_counter_read(&memcg->memory);
+	}
 	rcu_read_unlock();
+	if (id)
+		return id;
 #endif
-	if (pages)
-		return pages;
-	return global_node_page_state(NR_INACTIVE_ANON) +
-	       global_node_page_state(NR_ACTIVE_ANON) +
-	       global_node_page_state(NR_INACTIVE_FILE) +
-	       global_node_page_state(NR_ACTIVE_FILE);
+	*pages = global_node_page_state(NR_INACTIVE_ANON) +
+		 global_node_page_state(NR_ACTIVE_ANON) +
+		 global_node_page_state(NR_INACTIVE_FILE) +
+		 global_node_page_state(NR_ACTIVE_FILE);
+	return 0;
+}
+
+/* Should reclaim's deferral of @folio have the deferred flushes done now? */
+static bool luf_aging_flush_due(struct folio *folio, enum luf_ctx ctx)
+{
+	unsigned long pages;
+	unsigned short id;
+
+	if (!luf_aging_wanted(ctx))
+		return false;
+	id = luf_aging_memcg(folio, &pages);
+	return luf_aging_due(luf_batch_aging_note(id), pages);
 }
 
 static bool luf_hook_unmap_done(struct folio *folio,
 				struct tlbflush_unmap_batch *ro, int ttu_flags)
 {
 	unsigned int left_out;
-	long pending;
 
 	if (luf_knob(LUF_KNOB_OBSERVE))
 		luf_observe_unmap_done(ro);
@@ -141,9 +158,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 	}
 	luf_count_deferred(ro->luf_ctx, ro->luf_reason);
 	luf_count(LUF_EV_TLBI_AVOIDED, left_out);
-	pending = atomic_long_read(&luf_state.pending);
-	if (luf_aging_wanted(ro->luf_ctx, pending) &&
-	    luf_aging_due(pending, luf_aging_pages(folio)))
+	if (luf_aging_flush_due(folio, ro->luf_ctx))
 		luf_kick(LUF_CAUSE_AGING);
 	else
 		luf_kick(LUF_CAUSE_TIMER);

@@ -229,7 +229,6 @@ bool luf_file_change_flushes(enum luf_file_why why)
 /**
  * luf_aging_wanted - may aging ask for the deferred flushes now?
  * @ctx: who deferred the last folio
- * @pending: folios deferred and not flushed, that one included
  *
  * Reclaim judges a mapped page by its PTE accessed bit.  x86 clears the bit
  * without a TLB flush (ptep_clear_flush_young()): a CPU that keeps the
@@ -237,33 +236,34 @@ bool luf_file_change_flushes(enum luf_file_why why)
  * the flushes reclaim sends are the ones LUF defers, so hot pages would
  * look cold and be reclaimed.  Aging needs flushes only for reclaim (no
  * aging in migration), not where the architecture flushes as it clears the
- * bit (luf_arch_aging_flushes(): arm64), never with aging_pct at 0, and
- * not below LUF_AGING_MIN_PAGES pending.  The cheap half of the test: the
- * caller weighs the memcg (luf_aging_due()) only when this says yes.
+ * bit (luf_arch_aging_flushes(): arm64), and never with aging_pct at 0.
+ * The cheap half of the test: the caller counts the folio for its memcg
+ * and weighs the memcg (luf_aging_due()) only when this says yes.
  *
  * Return: true if luf_aging_due() is to be asked.
  */
-bool luf_aging_wanted(enum luf_ctx ctx, long pending)
+bool luf_aging_wanted(enum luf_ctx ctx)
 {
 	return ctx == LUF_CTX_RECLAIM && luf_knob(LUF_KNOB_AGING_PCT) &&
-	       !luf_arch_aging_flushes() && pending >= (long)LUF_AGING_MIN_PAGES;
+	       !luf_arch_aging_flushes();
 }
 
 /**
  * luf_aging_due - are the deferred flushes due for aging?
- * @pending: folios deferred and not flushed
- * @pages: pages of the memcg the last one was reclaimed from (of the LRU
- *	lists for the root memcg)
+ * @pending: folios reclaim deferred from one memcg since the last flush
+ * @pages: pages of that memcg (of the LRU lists for the root memcg)
  *
- * Once the folios deferred since the last flush reach aging_pct percent of
- * the memcg, the CPUs are flushed, so that every pass of aging over the
- * memcg sees a few flushes.  Only after luf_aging_wanted().
+ * Once the folios deferred from a memcg since the last flush reach
+ * aging_pct percent of it, and at least LUF_AGING_MIN_PAGES, the CPUs are
+ * flushed, so that every pass of aging over the memcg sees a few flushes.
+ * What other memcgs deferred does not count: a small memcg would flush at
+ * every deferral while a large one waits.  Only after luf_aging_wanted().
  *
  * Return: true if the deferred flushes are due now.
  */
 bool luf_aging_due(long pending, unsigned long pages)
 {
-	return pending > 0 &&
+	return pending >= (long)LUF_AGING_MIN_PAGES &&
 	       (unsigned long)pending >= mult_frac(pages,
 						   luf_knob(LUF_KNOB_AGING_PCT),
 						   100);
@@ -327,7 +327,7 @@ unsigned long luf_knob_default(enum luf_knob k)
 	case LUF_KNOB_MAX_DEFER_MS:
 		return 5000;
 	case LUF_KNOB_AGING_PCT:
-		return 100;
+		return 75;
 	default:
 		return 0;
 	}

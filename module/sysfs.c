@@ -84,7 +84,7 @@ MODULE_PARM_DESC(max_defer_ms,
 		 "bound on how long a flush may wait, ms (1-60000, default 5000)");
 LUF_KNOB(aging_pct, LUF_KNOB_AGING_PCT);
 MODULE_PARM_DESC(aging_pct,
-		 "x86 reclaim flushes once this % of the memcg is deferred, for page aging (0-100, 0 never, default 100)");
+		 "x86 reclaim flushes once this % of the memcg is deferred, for page aging (0-100, 0 never, default 75)");
 
 static struct attribute *luf_attrs[] = {
 	&luf_attr_enabled.attr.attr,

@@ -59,7 +59,7 @@ FIXTURE_VARIANT_ADD(knob, max_defer_ms) {
 };
 
 FIXTURE_VARIANT_ADD(knob, aging_pct) {
-	.name = "aging_pct", .lo = 0, .hi = 100, .def = 100,
+	.name = "aging_pct", .lo = 0, .hi = 100, .def = 75,
 };
 
 FIXTURE_SETUP(knob)

@@ -23,6 +23,12 @@
  *	(forced_aging moves, at most once per 64 deferred folios); with
  *	aging_pct=0 never.  arm64 invalidates as aging clears the accessed
  *	bit: forced_aging stays 0.
+ *  lifecycle.aging_per_memcg (page aging)
+ *	aging_pct=25: the root memcg defers 512 folios of a file (far below
+ *	25% of the system's LRU); then a child in a small memcg pages out 32
+ *	folios it charged itself: no aging flush on their account (the
+ *	small memcg deferred fewer than 64), the root's 512 stay pending;
+ *	then 512 more from the small memcg: aging flushes (x86).
  *  lifecycle.migrc_alloc_near_limit (I5, MIGRC)
  *	64 MiB of tmpfs migrated to node 1 with the sources held; a child
  *	bound to node 0 faults in node 0's MemFree plus half the held amount
@@ -358,6 +364,141 @@ TEST_F_TIMEOUT(lifecycle, aging_flushes, 240)
 	ASSERT_LE(aging * 64, deferred) TH_LOG("aging flushed too often");
 	aging_run(_metadata, "0", &deferred, &aging);
 	ASSERT_EQ((uint64_t)0, aging) TH_LOG("aging_pct=0 flushed for aging");
+}
+
+/*
+ * Aging weighs what one memcg deferred against that memcg alone: another
+ * memcg's deferrals must not make a small memcg flush at every deferral.
+ */
+#define AGING_MIN	64	/* LUF_AGING_MIN_PAGES */
+
+struct aging_spin {
+	atomic_int stop, running;
+};
+
+static void *aging_spin_fn(void *arg)
+{
+	struct aging_spin *s = arg;
+
+	if (!pin_to_cpu(1))
+		atomic_store(&s->running, 1);
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed) &&
+	       atomic_load_explicit(&s->running, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+/*
+ * A child (in memcg @cg, or in the caller's) writes a file of @npages
+ * pages, which charges its page cache to that memcg, maps and reads it,
+ * and pages it out while a thread of its mm spins on CPU 1 (x86 defers
+ * only while another CPU may hold the mm's translations).  The file stays
+ * (a truncation would flush what it deferred): its path goes to @path.
+ * 0 or the step that failed.
+ */
+static int aging_pageout(const char *cg, size_t npages, const char *tag,
+			 char *path)
+{
+	struct aging_spin spin = {};
+	struct luf_file f;
+	pthread_t th;
+	int st, ret;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid) {
+		if (waitpid(pid, &st, 0) != pid)
+			return -errno;
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+	}
+	if (pin_to_cpu(0) || (cg && memcg_enter(cg)))
+		_exit(1);
+	if (luf_file_create(&f, LUF_EXT4_DIR, tag, npages * luf_page_size()))
+		_exit(2);
+	memcpy(path, f.path, sizeof(f.path));
+	if (luf_file_map(&f) || luf_file_touch(&f))
+		_exit(3);
+	if (pthread_create(&th, NULL, aging_spin_fn, &spin))
+		_exit(4);
+	while (!atomic_load(&spin.running))
+		luf_msleep(1);
+	ret = madvise((void *)f.map, f.size, MADV_PAGEOUT) ? 5 : 0;
+	atomic_store(&spin.stop, 1);
+	pthread_join(th, NULL);
+	_exit(ret);
+}
+
+struct aging_ctrs {
+	uint64_t deferred, aging, pending, flushes;
+};
+
+static void aging_read(struct __test_metadata *_metadata,
+		       struct aging_ctrs *c)
+{
+	ASSERT_EQ(0, luf_counter_read("deferred_folios", &c->deferred));
+	ASSERT_EQ(0, luf_counter_read("forced_aging", &c->aging));
+	ASSERT_EQ(0, luf_counter_read("pending_folios", &c->pending));
+	ASSERT_EQ(0, luf_counter_read("flushes", &c->flushes));
+}
+
+#define AGING_FILE_PATH	256	/* sizeof(luf_file.path) */
+
+TEST_F_TIMEOUT(lifecycle, aging_per_memcg, 120)
+{
+	struct aging_ctrs c0, c1, c2, c3;
+	char cg[256], (*paths)[AGING_FILE_PATH];
+	int i;
+
+	if (!memcg_available())
+		SKIP(return, "no memory controller (cgroup v2)");
+	paths = mmap(NULL, 3 * AGING_FILE_PATH, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, paths);
+	ASSERT_EQ(0, memcg_create("luf-aging-small", cg, sizeof(cg)));
+	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
+	ASSERT_EQ(0, luf_knob_write("aging_pct", "25"));
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	aging_read(_metadata, &c0);
+	ASSERT_EQ(0, aging_pageout(NULL, 512, "aging-root", paths[0]));
+	aging_read(_metadata, &c1);
+	note("root memcg: deferred %" PRIu64 ", forced_aging %" PRIu64
+	     ", pending %" PRIu64 ", flushes %" PRIu64 "\n",
+	     c1.deferred - c0.deferred, c1.aging - c0.aging, c1.pending,
+	     c1.flushes - c0.flushes);
+	ASSERT_GE(c1.pending, (uint64_t)2 * AGING_MIN)
+		TH_LOG("the root memcg's page-out left too little pending");
+	ASSERT_EQ(0, aging_pageout(cg, 32, "aging-small", paths[1]));
+	aging_read(_metadata, &c2);
+	note("small memcg, 32 pages: deferred %" PRIu64 ", forced_aging %"
+	     PRIu64 ", pending %" PRIu64 "\n", c2.deferred - c1.deferred,
+	     c2.aging - c1.aging, c2.pending);
+	ASSERT_GT(c2.deferred, c1.deferred)
+		TH_LOG("the small memcg deferred nothing");
+	ASSERT_EQ(c1.aging, c2.aging)
+		TH_LOG("aging flushed for a memcg that deferred < %d folios",
+		       AGING_MIN);
+	ASSERT_GE(c2.pending, c1.pending)
+		TH_LOG("the root memcg's deferrals were flushed");
+	ASSERT_EQ(0, aging_pageout(cg, 512, "aging-small2", paths[2]));
+	aging_read(_metadata, &c3);
+	note("small memcg, 512 pages: deferred %" PRIu64 ", forced_aging %"
+	     PRIu64 "\n", c3.deferred - c2.deferred, c3.aging - c2.aging);
+	ASSERT_GE(c3.deferred - c2.deferred, (uint64_t)4 * AGING_MIN)
+		TH_LOG("the small memcg deferred too little");
+	if (ON_ARM64) {
+		ASSERT_EQ(c2.aging, c3.aging) TH_LOG("arm64 flushed for aging");
+	} else {
+		ASSERT_GT(c3.aging, c2.aging) TH_LOG("no aging flush");
+	}
+	for (i = 0; i < 3; i++)
+		if (paths[i][0])
+			unlink(paths[i]);
+	munmap(paths, 3 * AGING_FILE_PATH);
+	ASSERT_EQ(0, memcg_destroy(cg));
 }
 
 /*

@@ -123,7 +123,7 @@ static void luf_knob_rules(struct kunit *test)
 	luf_knob_range(LUF_KNOB_AGING_PCT, &min, &max);
 	KUNIT_EXPECT_EQ(test, min, 0UL);
 	KUNIT_EXPECT_EQ(test, max, 100UL);
-	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_AGING_PCT), 100UL);
+	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_AGING_PCT), 75UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_ENABLED), 0UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_MIGRC_ENABLED), 0UL);
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_OBSERVE), 1UL);
@@ -144,7 +144,7 @@ static void luf_bounds(struct kunit *test)
 /* Both halves of the aging test, as luf_hook_unmap_done() asks them */
 static bool luf_aging_test(enum luf_ctx ctx, long pending, unsigned long pages)
 {
-	return luf_aging_wanted(ctx, pending) && luf_aging_due(pending, pages);
+	return luf_aging_wanted(ctx) && luf_aging_due(pending, pages);
 }
 
 /*
@@ -162,11 +162,10 @@ static void luf_aging(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, luf_aging_test(LUF_CTX_RECLAIM, 256, 1024), arch);
 	KUNIT_EXPECT_EQ(test, luf_aging_test(LUF_CTX_RECLAIM, 300, 1024), arch);
 	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_MIGRATE, 300, 1024));
-	/* a small memcg: the floor, in the cheap half */
+	/* a small memcg: the floor */
 	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_RECLAIM, min - 1, 16));
 	KUNIT_EXPECT_EQ(test, luf_aging_test(LUF_CTX_RECLAIM, min, 16), arch);
-	KUNIT_EXPECT_FALSE(test, luf_aging_wanted(LUF_CTX_RECLAIM, min - 1));
-	KUNIT_EXPECT_TRUE(test, luf_aging_due(min - 1, 16));
+	KUNIT_EXPECT_FALSE(test, luf_aging_due(min - 1, 16));
 	KUNIT_EXPECT_FALSE(test, luf_aging_due(0, 0));
 	/* no overflow for a huge LRU */
 	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_RECLAIM, LONG_MAX / 8,
@@ -175,7 +174,7 @@ static void luf_aging(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, luf_aging_test(LUF_CTX_RECLAIM, 1023, 1024));
 	KUNIT_EXPECT_EQ(test, luf_aging_test(LUF_CTX_RECLAIM, 1024, 1024), arch);
 	luf_state.knob[LUF_KNOB_AGING_PCT] = 0;
-	KUNIT_EXPECT_FALSE(test, luf_aging_wanted(LUF_CTX_RECLAIM, LONG_MAX));
+	KUNIT_EXPECT_FALSE(test, luf_aging_wanted(LUF_CTX_RECLAIM));
 }
 
 /*
