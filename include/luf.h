@@ -88,7 +88,7 @@ enum luf_break {
 	LUF_BREAK_REUSE,	/* release held pages without flushing */
 	LUF_BREAK_WRITE,	/* file_change does not flush */
 	LUF_BREAK_FAULT,	/* write_fault does not flush */
-	LUF_BREAK_ISOLATE,	/* pages_wanted does not release held pages */
+	LUF_BREAK_ISOLATE,	/* isolation: held pages stay, deferrals stay */
 	LUF_BREAK_FILTER,	/* deferrals skip the free hook's pfn filter */
 	LUF_BREAK_PENDING,	/* defer although an mm had a flush pending */
 	LUF_NR_BREAKS,
@@ -158,6 +158,7 @@ enum luf_event {
 	LUF_EV_MIGRC_RETAINED,	/* migrated-away sources with deferred flushes */
 	LUF_EV_MM_FLUSHES,	/* one mm's pending unmaps flushed at a fault */
 	LUF_EV_DECLINED_PENDING, /* read-only unmaps with an mm flush pending */
+	LUF_EV_HELD_ISOLATED,	/* pages held in an isolated pageblock */
 	LUF_EV_FORCED_BASE,	/* flushes by cause */
 	LUF_EV_RELEASED_BASE = LUF_EV_FORCED_BASE + LUF_NR_CAUSES,
 	LUF_EV_NR = LUF_EV_RELEASED_BASE + LUF_NR_CAUSES, /* releases by cause */

@@ -61,10 +61,16 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	 */
 	held = atomic_long_inc_return(&luf_state.held);
 	spin_unlock_irqrestore(&luf_hold_lock, flags);
-	/* Offlining or a contiguous allocation waits for this page. */
-	if (is_migrate_isolate(get_pageblock_migratetype(page)) &&
-	    READ_ONCE(luf_state.debug_break) != LUF_BREAK_ISOLATE)
-		luf_kick(LUF_CAUSE_ISOLATE);
+	/*
+	 * Offlining or a contiguous allocation waits for this page.  Not
+	 * after the pages_wanted hook: what is deferred from an isolated
+	 * pageblock is settled at once (luf_hook_unmap_done()).
+	 */
+	if (is_migrate_isolate(get_pageblock_migratetype(page))) {
+		luf_count(LUF_EV_HELD_ISOLATED, 1);
+		if (READ_ONCE(luf_state.debug_break) != LUF_BREAK_ISOLATE)
+			luf_kick(LUF_CAUSE_ISOLATE);
+	}
 	peak = atomic_long_read(&luf_state.held_peak);
 	while (held > peak &&
 	       !atomic_long_try_cmpxchg(&luf_state.held_peak, &peak, held))

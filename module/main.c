@@ -24,6 +24,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/page-isolation.h>
 #include <linux/rmap.h>
 #include <linux/string.h>
 #include <linux/vmstat.h>
@@ -65,7 +66,7 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 module_param_cb(debug_break, &luf_debug_break_ops, &luf_state.debug_break,
 		0644);
 MODULE_PARM_DESC(debug_break,
-		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation does not release held pages, 5 pages freed while pending are not held, 6 defer while a flush of the mm is pending");
+		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation neither releases held pages nor settles racing deferrals, 5 pages freed while pending are not held, 6 defer while a flush of the mm is pending");
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
@@ -128,6 +129,29 @@ static bool luf_aging_flush_due(struct folio *folio, enum luf_ctx ctx)
 	return luf_aging_due(luf_batch_aging_note(id), pages);
 }
 
+/* Flush what is deferred before something could make old content wrong */
+static void luf_settle(enum luf_cause cause)
+{
+	if (!atomic_long_read(&luf_state.pending))
+		return;
+	/* not here (no consumer calls from such a context today): soon */
+	if (!luf_can_flush()) {
+		luf_kick(cause);
+		return;
+	}
+	/*
+	 * Hooks call this under a page table lock with preemption off: the
+	 * invalidation completes here, before the PTE can become writable;
+	 * the sweep of the side table (up to max_pending_kb of pfns) waits
+	 * for the worker.
+	 */
+	luf_batch_flush(cause, false);
+	if (atomic_long_read(&luf_state.held))
+		luf_kick(cause);
+	else if (luf_batch_sweep_due())
+		luf_kick_sweep();
+}
+
 static bool luf_hook_unmap_done(struct folio *folio,
 				struct tlbflush_unmap_batch *ro, int ttu_flags)
 {
@@ -158,6 +182,22 @@ static bool luf_hook_unmap_done(struct folio *folio,
 	}
 	luf_count_deferred(ro->luf_ctx, ro->luf_reason);
 	luf_count(LUF_EV_TLBI_AVOIDED, left_out);
+	/*
+	 * An isolated pageblock (alloc_contig_range(), offlining) must not
+	 * get held pages after its pages_wanted hook released them all, or
+	 * test_pages_isolated() fails with -EBUSY.  luf_folio_deferrable()
+	 * refused the folio if its pageblock was isolated then; if the
+	 * isolation came between that check and the deferral, settle now
+	 * what the hook may not have seen.  Pairs with smp_mb() in
+	 * luf_hook_pages_wanted(): either it sees this deferral pending or
+	 * this sees the isolation.
+	 */
+	smp_mb();
+	if (is_migrate_isolate_page(&folio->page) &&
+	    READ_ONCE(luf_state.debug_break) != LUF_BREAK_ISOLATE) {
+		luf_settle(LUF_CAUSE_ISOLATE);
+		return true;
+	}
 	if (luf_aging_flush_due(folio, ro->luf_ctx))
 		luf_kick(LUF_CAUSE_AGING);
 	else
@@ -189,29 +229,6 @@ static bool luf_hook_free_page(struct page *page, unsigned int order)
 	if (!atomic_long_read(&luf_state.pending))
 		return false;
 	return luf_hold_page(page, order);
-}
-
-/* Flush what is deferred before something could make old content wrong */
-static void luf_settle(enum luf_cause cause)
-{
-	if (!atomic_long_read(&luf_state.pending))
-		return;
-	/* not here (no consumer calls from such a context today): soon */
-	if (!luf_can_flush()) {
-		luf_kick(cause);
-		return;
-	}
-	/*
-	 * Hooks call this under a page table lock with preemption off: the
-	 * invalidation completes here, before the PTE can become writable;
-	 * the sweep of the side table (up to max_pending_kb of pfns) waits
-	 * for the worker.
-	 */
-	luf_batch_flush(cause, false);
-	if (atomic_long_read(&luf_state.held))
-		luf_kick(cause);
-	else if (luf_batch_sweep_due())
-		luf_kick_sweep();
 }
 
 /*
@@ -303,6 +320,8 @@ static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
 /* A held page is neither free nor in use: isolation would wait forever. */
 static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 {
+	/* Pairs with smp_mb() in luf_hook_unmap_done() */
+	smp_mb();
 	if (!atomic_long_read(&luf_state.held) &&
 	    !atomic_long_read(&luf_state.pending))
 		return;

@@ -60,6 +60,7 @@ const char * const luf_event_name[] = {
 	"deferred_folios", "held_pages_total", "released_pages", "flushes",
 	"flush_cpus", "flushes_skipped", "cpus_pruned", "tlbi_avoided",
 	"tlbi_issued", "migrc_retained", "mm_flushes", "declined_pending",
+	"held_isolated",
 };
 
 static_assert(ARRAY_SIZE(luf_event_name) == LUF_EV_FORCED_BASE);

@@ -43,6 +43,26 @@
  *	held_pages > 0, every page of the mapping must be covered by a
  *	recorded range.
  *
+ *  notifier.contig_isolated
+ *	alloc_contig_range() must not fail because of pages LUF holds.  The
+ *	allocation isolates a pageblock, releases what is held and migrates
+ *	what is in use; a page that reclaim unmaps in the isolated pageblock
+ *	meanwhile must not have its flush deferred, or it would be held
+ *	when it is freed and make test_pages_isolated() fail with -EBUSY
+ *	(its release would only be queued).  A 16 MiB ext4 file, on node 1
+ *	if it has memory, is mapped and read while a thread of the mm spins
+ *	on CPU 1 (x86 defers only then); the page-out of one page of it
+ *	first must defer (the setup can defer).  Then the test module's
+ *	contig file holds the allocation of a pageblock of the file at the
+ *	migration of its first mapped page, and MADV_PAGEOUT reclaims the
+ *	file page with the highest pfn of that pageblock (64 or more mapped
+ *	pages before it, so the allocation has not taken it yet): it must be
+ *	unmapped read-only (reclaim_ro_folios grew) without a deferral, no
+ *	page may be held in an isolated pageblock (held_isolated) and the
+ *	allocation must succeed.  Up to 16 pageblocks are tried until one
+ *	gets that far (isolation fails with -EBUSY where a kernel page
+ *	sits).
+ *
  * Nothing between the start of recording and the check may report the
  * whole mm by another route, or the check would pass without the unmap's
  * report: no munmap, mprotect, madvise or mremap of this mm (each flushes
@@ -68,6 +88,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -80,6 +102,7 @@
 #define NT_MODNAME	"luf_notifier_test"
 #define NT_DEFAULT_KO	"/luf/luf_notifier_test.ko"
 #define NT_CTL		"/sys/kernel/debug/luf_notifier_test/ctl"
+#define NT_CONTIG	"/sys/kernel/debug/luf_notifier_test/contig"
 #define NT_MAX_RANGES	1024	/* LNT_MAX_RANGES of the module */
 #define NUMA_KNOB	"/proc/sys/kernel/numa_balancing"
 #define NPAGES		16
@@ -370,6 +393,158 @@ TEST_F(notifier, mprotect_reported)
 	ASSERT_GT(rec1.calls, rec0.calls);
 	ASSERT_EQ((size_t)0, nt_uncovered(&rec1, (unsigned long)p + ps, 1, &first))
 		TH_LOG("mprotect flushed the page and told no secondary TLB");
+}
+
+struct contig {
+	char pfn[24];
+	int ret;
+	atomic_int stop, spinning;
+};
+
+static void *contig_fn(void *arg)
+{
+	struct contig *c = arg;
+
+	c->ret = pin_to_cpu(2) ?: write_file_str(NT_CONTIG, c->pfn);
+	return NULL;
+}
+
+/* Keeps the mm live on CPU 1: x86 defers only then */
+static void *contig_spin_fn(void *arg)
+{
+	struct contig *c = arg;
+
+	if (pin_to_cpu(READER_CPU))
+		return NULL;
+	atomic_store(&c->spinning, 1);
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+/*
+ * One try on the pageblock of page @y: the allocation waits at the first
+ * mapped page it migrates, and Y is paged out meanwhile.  -ESRCH: the
+ * allocation ended (c->ret) without reaching a mapped page.
+ */
+static const char *const contig_ctrs[] = {
+	"deferred_folios", "held_isolated", "reclaim_unmaps",
+	"reclaim_ro_folios", "declined_pending",
+};
+
+static int contig_try(struct luf_file *f, size_t y, uint64_t pfn,
+		      struct contig *c, uint64_t *d)
+{
+	uint64_t v0[ARRAY_SIZE(contig_ctrs)], after = 0;
+	pthread_t th;
+	size_t i;
+	int ret;
+
+	snprintf(c->pfn, sizeof(c->pfn), "%#" PRIx64, pfn);
+	c->ret = 0;
+	ret = pthread_create(&th, NULL, contig_fn, c);
+	if (ret)
+		return -ret;
+	ret = write_file_str(NT_CONTIG, "wait");
+	if (!ret) {
+		for (i = 0; i < ARRAY_SIZE(contig_ctrs); i++)
+			luf_counter_read(contig_ctrs[i], &v0[i]);
+		ret = madvise((char *)f->map + y * ps, ps, MADV_PAGEOUT) ?
+		      -errno : 0;
+		for (i = 0; i < ARRAY_SIZE(contig_ctrs); i++) {
+			luf_counter_read(contig_ctrs[i], &d[i]);
+			d[i] -= v0[i];
+		}
+		luf_pagemap_pfns((char *)f->map + y * ps, 1, &after);
+	}
+	write_file_str(NT_CONTIG, "resume");
+	pthread_join(th, NULL);
+	if (!ret) {
+		char line[256];
+		int n;
+
+		n = snprintf(line, sizeof(line), "Y at pfn %#" PRIx64 " after the page-out:",
+			     after);
+		for (i = 0; i < ARRAY_SIZE(contig_ctrs) && n < (int)sizeof(line); i++)
+			n += snprintf(line + n, sizeof(line) - n, " %s+%" PRIu64,
+				      contig_ctrs[i], d[i]);
+		note("%s\n", line);
+	}
+	return ret;
+}
+
+#define CONTIG_PAGES	4096
+#define CONTIG_BEFORE	64	/* mapped pages of the pageblock before Y */
+#define CONTIG_TRIES	16
+
+TEST_F_TIMEOUT(notifier, contig_isolated, 300)
+{
+	size_t pb = ps / 8;	/* pages of a pageblock: one PMD */
+	uint64_t pfns[CONTIG_PAGES], d[ARRAY_SIZE(contig_ctrs)] = {};
+	pthread_t spin;
+	struct luf_file f;
+	struct contig c;
+	int tries = 0, ret = -ESRCH;
+	size_t i, j;
+
+	REQUIRE_DIR(LUF_EXT4_DIR);
+	if (nr_cpus() < 3)
+		SKIP(return, "needs 3 CPUs");
+	memset(&c, 0, sizeof(c));
+	/*
+	 * The file's page cache on node 1 if it has memory: pageblocks there
+	 * hold no kernel allocations that would make isolation fail.
+	 */
+	if (numa_node_has_memory(MIGRATE_NODE)) {
+		unsigned long mask = 1UL << MIGRATE_NODE;
+
+		ASSERT_EQ(0, syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */,
+				     &mask, 8 * sizeof(mask)));
+	}
+	ret = luf_file_create(&f, LUF_EXT4_DIR, "contig", CONTIG_PAGES * ps);
+	syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0);
+	ASSERT_EQ(0, ret) TH_LOG("creating a file: %s", strerror(-ret));
+	ASSERT_EQ(0, luf_file_map(&f));
+	madvise((void *)f.map, f.size, MADV_NOHUGEPAGE);
+	ASSERT_EQ((uint64_t)0, luf_file_touch(&f));
+	ASSERT_EQ(0, luf_file_pfns(&f, pfns));
+	ASSERT_EQ(0, pthread_create(&spin, NULL, contig_spin_fn, &c));
+	while (!atomic_load(&c.spinning))
+		luf_msleep(1);
+	/* the setup defers: the page-out of the file's last page */
+	ASSERT_EQ(0, luf_counter_read("deferred_folios", &d[0]));
+	ASSERT_EQ(0, madvise((char *)f.map + f.size - ps, ps, MADV_PAGEOUT));
+	ASSERT_EQ(0, luf_counter_read("deferred_folios", &d[1]));
+	ASSERT_GT(d[1], d[0]) TH_LOG("a page-out deferred nothing: the test would prove nothing");
+	/* Y: the highest pfn of its pageblock, with enough of the file below */
+	ret = -ESRCH;
+	for (i = 0; i < CONTIG_PAGES - 1 && ret == -ESRCH && tries < CONTIG_TRIES; i++) {
+		size_t below = 0;
+		bool top = pfns[i] != 0;
+
+		for (j = 0; j < CONTIG_PAGES && top; j++) {
+			if (pfns[j] / pb != pfns[i] / pb)
+				continue;
+			below += pfns[j] < pfns[i];
+			top = pfns[j] <= pfns[i];
+		}
+		if (!top || below < CONTIG_BEFORE)
+			continue;
+		tries++;
+		ret = contig_try(&f, i, pfns[i], &c, d);
+		note("try %d: pageblock %#" PRIx64 ", Y = page %zu (%zu of the file below): %s; alloc_contig_range %d\n",
+		     tries, pfns[i] / pb, i, below,
+		     ret == -ESRCH ? "ended before a mapped page" : strerror(-ret), c.ret);
+	}
+	atomic_store(&c.stop, 1);
+	pthread_join(spin, NULL);
+	luf_file_destroy(&f);
+	ASSERT_NE(0, tries) TH_LOG("no pageblock has enough of the file");
+	ASSERT_EQ(0, ret) TH_LOG("no try reached a mapped page, or the page-out failed");
+	ASSERT_GT(d[3], (uint64_t)0) TH_LOG("Y was not unmapped read-only");
+	ASSERT_EQ((uint64_t)0, d[0]) TH_LOG("Y's flush was deferred in an isolated pageblock");
+	ASSERT_EQ((uint64_t)0, d[1]) TH_LOG("a page was held in an isolated pageblock");
+	ASSERT_EQ(0, c.ret) TH_LOG("alloc_contig_range: %s", strerror(-c.ret));
 }
 
 enum how {

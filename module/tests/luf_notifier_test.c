@@ -25,12 +25,29 @@
  *                  counted in dropped.  Full-range calls (x86 sends
  *                  0..ffffffffffffffff) are recorded as they come.
  * Anything else written fails with -EINVAL.  Unloading unregisters.
+ *
+ * /sys/kernel/debug/luf_notifier_test/contig (root only) holds a page's
+ * migration in a contiguous allocation, so that a test can act while the
+ * allocation's pageblocks are isolated:
+ *   write "<pfn>"  alloc_contig_range() of the pageblock of <pfn> (hex or
+ *                  decimal), freed again at once; the first blockable
+ *                  invalidation of the writer's mm that it causes (the
+ *                  migration of a page mapped there) waits until "resume"
+ *                  (at most 30 s).  Fails with the allocation's error.
+ *   write "wait"   wait (at most 30 s, else -ETIMEDOUT) until an
+ *                  allocation waits; -ESRCH if it ended without waiting
+ *   write "resume" let it go on
+ *   read           "pauses <n>": allocations that waited
  */
+#include <linux/completion.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/gfp.h>
+#include <linux/hugetlb.h>
 #include <linux/mm_types.h>
 #include <linux/mmu_notifier.h>
 #include <linux/module.h>
+#include <linux/mmzone.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -87,8 +104,37 @@ out:
 	spin_unlock_irqrestore(&lnt_rec_lock, flags);
 }
 
+#define LNT_WAIT	(30 * HZ)
+
+/* Serialises allocations of the contig file */
+static DEFINE_MUTEX(lnt_contig_lock);
+/* The allocating task until its first invalidation waited */
+static struct task_struct *lnt_pause_task;
+static DECLARE_COMPLETION(lnt_paused);
+static DECLARE_COMPLETION(lnt_resume);
+static atomic_t lnt_pauses = ATOMIC_INIT(0);
+static bool lnt_pause_missed;
+
+static int lnt_invalidate_range_start(struct mmu_notifier *mn,
+				      const struct mmu_notifier_range *range)
+{
+	if (READ_ONCE(lnt_pause_task) != current ||
+	    !mmu_notifier_range_blockable(range))
+		return 0;
+	WRITE_ONCE(lnt_pause_task, NULL);
+	atomic_inc(&lnt_pauses);
+	complete(&lnt_paused);
+	wait_for_completion_timeout(&lnt_resume, LNT_WAIT);
+	return 0;
+}
+
 static const struct mmu_notifier_ops lnt_mn_ops = {
 	.arch_invalidate_secondary_tlbs = lnt_invalidate_secondary_tlbs,
+};
+
+/* Not with the recorder's: a notifier has range or secondary-TLB calls */
+static const struct mmu_notifier_ops lnt_pause_ops = {
+	.invalidate_range_start = lnt_invalidate_range_start,
 };
 
 /* Called with lnt_lock held */
@@ -185,12 +231,94 @@ static const struct file_operations lnt_ctl_fops = {
 	.release = single_release,
 };
 
+static int lnt_contig(unsigned long pfn)
+{
+	unsigned long start = ALIGN_DOWN(pfn, pageblock_nr_pages);
+	struct mmu_notifier mn = { .ops = &lnt_pause_ops };
+	int ret;
+
+	if (!current->mm || !pfn_valid(start) ||
+	    !pfn_valid(start + pageblock_nr_pages - 1))
+		return -EINVAL;
+	mutex_lock(&lnt_contig_lock);
+	ret = mmu_notifier_register(&mn, current->mm);
+	if (ret)
+		goto out;
+	reinit_completion(&lnt_paused);
+	reinit_completion(&lnt_resume);
+	WRITE_ONCE(lnt_pause_missed, false);
+	WRITE_ONCE(lnt_pause_task, current);
+	ret = alloc_contig_range(start, start + pageblock_nr_pages,
+				 MIGRATE_MOVABLE, GFP_KERNEL);
+	/* only this task clears it, in lnt_invalidate_range_start() */
+	if (lnt_pause_task) {
+		WRITE_ONCE(lnt_pause_task, NULL);
+		WRITE_ONCE(lnt_pause_missed, true);
+		complete(&lnt_paused);
+	}
+	if (!ret)
+		free_contig_range(start, pageblock_nr_pages);
+	mmu_notifier_unregister(&mn, current->mm);
+out:
+	mutex_unlock(&lnt_contig_lock);
+	return ret;
+}
+
+static ssize_t lnt_contig_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	unsigned long pfn;
+	char buf[24];
+	int ret;
+
+	if (!count || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (sysfs_streq(buf, "wait")) {
+		ret = wait_for_completion_interruptible_timeout(&lnt_paused,
+								LNT_WAIT);
+		ret = ret < 0 ? ret : !ret ? -ETIMEDOUT :
+		      READ_ONCE(lnt_pause_missed) ? -ESRCH : 0;
+	} else if (sysfs_streq(buf, "resume")) {
+		complete(&lnt_resume);
+		ret = 0;
+	} else {
+		ret = kstrtoul(strim(buf), 0, &pfn);
+		if (!ret)
+			ret = lnt_contig(pfn);
+	}
+	return ret ? ret : count;
+}
+
+static int lnt_contig_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "pauses %d\n", atomic_read(&lnt_pauses));
+	return 0;
+}
+
+static int lnt_contig_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, lnt_contig_show, NULL);
+}
+
+static const struct file_operations lnt_contig_fops = {
+	.owner = THIS_MODULE,
+	.open = lnt_contig_open,
+	.read = seq_read,
+	.write = lnt_contig_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
 static int __init lnt_init(void)
 {
 	lnt_dir = debugfs_create_dir("luf_notifier_test", NULL);
 	if (IS_ERR(lnt_dir))
 		return PTR_ERR(lnt_dir);
 	debugfs_create_file("ctl", 0600, lnt_dir, NULL, &lnt_ctl_fops);
+	debugfs_create_file("contig", 0600, lnt_dir, NULL, &lnt_contig_fops);
 	return 0;
 }
 
@@ -206,5 +334,5 @@ static void __exit lnt_exit(void)
 
 module_init(lnt_init);
 module_exit(lnt_exit);
-MODULE_DESCRIPTION("luf test only: record secondary TLB invalidations of one mm");
+MODULE_DESCRIPTION("luf test only: record secondary TLB invalidations of one mm, hold a contiguous allocation");
 MODULE_LICENSE("GPL");
