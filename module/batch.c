@@ -393,7 +393,8 @@ unsigned int luf_batch_flush(enum luf_cause cause, bool sweep)
 	/* Pairs with smp_load_acquire() in luf_pfn_pending() */
 	smp_store_release(&luf_done, gen);
 	spin_unlock(&luf_batch_lock);
-	atomic_long_sub(folios, &luf_state.pending);
+	/* After luf_done: a reader of pending == 0 sees it (luf_held_now()) */
+	atomic_long_sub_return_release(folios, &luf_state.pending);
 	luf_ugen_expire();
 	spin_unlock(&luf_flush_lock);
 	t1 = ktime_get_ns();

@@ -26,6 +26,8 @@ static struct delayed_work luf_timer_work;
 static struct work_struct luf_release_work;
 static struct work_struct luf_sweep_work;
 static struct shrinker *luf_shrinker;
+/* luf_release() calls under way (luf_release_wait()) */
+static atomic_t luf_releasing = ATOMIC_INIT(0);
 
 /**
  * luf_hold_page - hold @page back if a deferred translation may reach it
@@ -93,6 +95,7 @@ unsigned long luf_release(enum luf_cause cause)
 	LIST_HEAD(list);
 	LIST_HEAD(keep);
 
+	atomic_inc(&luf_releasing);
 	luf_batch_flush(cause, true);
 	/* what a settle under a page table lock left (luf_settle()) */
 	luf_batch_sweep();
@@ -126,6 +129,7 @@ unsigned long luf_release(enum luf_cause cause)
 		spin_unlock_irqrestore(&luf_hold_lock, flags);
 	}
 	atomic_long_sub(freed, &luf_state.held);
+	atomic_dec(&luf_releasing);
 	luf_count(LUF_EV_RELEASED, freed);
 	luf_count(LUF_EV_RELEASED_BASE + cause, freed);
 	trace_luf_release(freed, cause);
@@ -133,6 +137,39 @@ unsigned long luf_release(enum luf_cause cause)
 	if (atomic_long_read(&luf_state.pending))
 		luf_kick(LUF_CAUSE_TIMER);
 	return freed;
+}
+
+/**
+ * luf_release_wait - wait for the luf_release() calls of other tasks
+ *
+ * A release takes the held pages off the list before it frees them one by
+ * one: a caller that needs them free (test_pages_isolated()) waits for it.
+ *
+ * Context: task context, not in luf_release().
+ */
+void luf_release_wait(void)
+{
+	while (atomic_read(&luf_releasing))
+		cond_resched();
+}
+
+/**
+ * luf_held_now - the held pages, once no luf_hold_page() is half done
+ *
+ * A page whose hold began before a flush settled its pfn is still added;
+ * taking luf_hold_lock waits for that, and a hold that begins after it
+ * sees the flush (the caller read luf_state.pending as 0, which the flush
+ * wrote after luf_done) and lets the page go.
+ *
+ * Return: luf_state.held.
+ */
+long luf_held_now(void)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&luf_hold_lock, flags);
+	spin_unlock_irqrestore(&luf_hold_lock, flags);
+	return atomic_long_read(&luf_state.held);
 }
 
 /* What the last luf_kick() for the release work was for (counters only) */

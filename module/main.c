@@ -322,15 +322,17 @@ static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 {
 	/* Pairs with smp_mb() in luf_hook_unmap_done() */
 	smp_mb();
-	if (!atomic_long_read(&luf_state.held) &&
-	    !atomic_long_read(&luf_state.pending))
+	if (!atomic_long_read(&luf_state.pending) && !luf_held_now())
 		return;
 	if (READ_ONCE(luf_state.debug_break) == LUF_BREAK_ISOLATE)
 		return;
-	if (luf_can_flush())
-		luf_release(LUF_CAUSE_ISOLATE);
-	else
+	if (!luf_can_flush()) {
 		luf_kick(LUF_CAUSE_ISOLATE);
+		return;
+	}
+	luf_release(LUF_CAUSE_ISOLATE);
+	/* pages another release took off the list are not free yet */
+	luf_release_wait();
 }
 
 static void luf_hook_batch_flush(struct tlbflush_unmap_batch *ubc)
