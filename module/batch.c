@@ -88,9 +88,11 @@ static u32 luf_filter[LUF_FILTER_SLOTS];
 /*
  * Folios reclaim deferred since the last flush, per memcg, for page aging
  * (luf_aging_due()): the first LUF_AGING_MEMCGS memcgs to defer between
- * two flushes get a slot each, in order, and later ones share the last
- * slot, which only has them flush sooner.  Under luf_batch_lock; a flush
- * that settles anything empties it.
+ * two flushes get a slot each, in order; later ones share the last slot,
+ * which never asks for an aging flush (their deferrals wait for the
+ * others', the timer or the bound: a shared count would flush a small
+ * memcg at every deferral).  Under luf_batch_lock; a flush that settles
+ * anything empties it.
  */
 struct luf_aging_slot {
 	unsigned short memcg_id;
@@ -299,7 +301,7 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
  *
  * Context: preemption disabled, IRQs enabled.
  * Return: folios deferred from that memcg since the last flush, this one
- * included (more if it shares its slot).
+ * included; 0 if it has no slot of its own.
  */
 long luf_batch_aging_note(unsigned short memcg_id)
 {
@@ -313,7 +315,7 @@ long luf_batch_aging_note(unsigned short memcg_id)
 	s->memcg_id = memcg_id;
 	nr = ++s->nr;
 	spin_unlock(&luf_batch_lock);
-	return nr;
+	return s < &luf_aging[LUF_AGING_MEMCGS] ? nr : 0;
 }
 
 /**

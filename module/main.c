@@ -89,7 +89,8 @@ static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 /*
  * The memcg aging weighs @folio's deferral against (luf_aging_due()): its
  * id, and in @pages its usage, or for the root memcg, which is not
- * charged, the LRU pages of the system (id 0).  The folio is locked and
+ * charged, the LRU pages of the system (id 0; a memcg being removed has
+ * id 0 too).  The folio is locked and
  * isolated: its memcg stays.
  */
 static unsigned short luf_aging_memcg(struct folio *folio,
