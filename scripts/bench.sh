@@ -19,7 +19,8 @@
 #     memory-mapped database twice their memcg's memory.max.
 # Environment: LUF_SMP, LUF_BENCH_PAIRS, LUF_BENCH_LIST (comma list of
 # reclaim, migrc, migrc-demote), LUF_BENCH_RECLAIM_ROUNDS (default 24),
-# LUF_BENCH_MIGRC_ROUNDS (default 4; 2 in a sweep), LUF_BENCH_KNOBS (k=v,k=v:
+# LUF_BENCH_MIGRC_ROUNDS (default 4; 2 in a sweep), LUF_BENCH_ATOMIC
+# (S,FREE_MB,BURST of the atomic benchmark), LUF_BENCH_KNOBS (k=v,k=v:
 # other values of /sys/kernel/mm/luf knobs for every run), LUF_TIMEOUT,
 # LUF_CONSOLE.
 set -euo pipefail
@@ -116,7 +117,8 @@ for n in $smps; do
 		"$LUF_TOP/scripts/qemu.sh" bench "lufvm.bench_pairs=$pairs" \
 		"lufvm.bench_list=$list" "lufvm.bench_reclaim_rounds=$rr" \
 		"lufvm.bench_migrc_rounds=$mr" \
-		${LUF_BENCH_KNOBS:+"lufvm.bench_knobs=$LUF_BENCH_KNOBS"} || true
+		${LUF_BENCH_KNOBS:+"lufvm.bench_knobs=$LUF_BENCH_KNOBS"} \
+		${LUF_BENCH_ATOMIC:+"lufvm.bench_atomic=$LUF_BENCH_ATOMIC"} || true
 	glog=$LUF_OUT/$logname.log
 	grep -q '^LUF-DONE$' "$glog" || { log "guest did not finish (no LUF-DONE): see $glog"; bad=1; }
 	if ! scan_kernel_log "$glog"; then

@@ -38,8 +38,23 @@
  *                  allocation waits; -ESRCH if it ended without waiting
  *   write "resume" let it go on
  *   read           "pauses <n>": allocations that waited
+ *
+ * /sys/kernel/debug/luf_notifier_test/atomic (root only) measures what
+ * GFP_ATOMIC allocations get, as an interrupt handler's would:
+ *   write "<ms> <burst>"  for <ms> milliseconds (1-600000), about once a
+ *                  millisecond, allocate up to <burst> (1-65536) order-0
+ *                  pages with GFP_ATOMIC, stop at the first failure and
+ *                  free them again
+ *   write "fill <n>"  allocate <n> pages that may reclaim (GFP_HIGHUSER,
+ *                  no retries) and keep them, as memory pressure; "fill 0"
+ *                  frees them
+ *   read           "bursts <n>", "failed_bursts <n>", "pages <n>" of the
+ *                  last run, "filled <n>"
  */
 #include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/list.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
@@ -169,17 +184,27 @@ static void lnt_unregister(void)
 	lnt_active = false;
 }
 
+/* A command written to a control file, NUL-terminated in @buf */
+static int lnt_get_cmd(char *buf, size_t len, const char __user *ubuf,
+		       size_t count)
+{
+	if (!count || count >= len)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	return 0;
+}
+
 static ssize_t lnt_ctl_write(struct file *file, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
 {
 	char buf[8];
 	int ret;
 
-	if (!count || count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
+	ret = lnt_get_cmd(buf, sizeof(buf), ubuf, count);
+	if (ret)
+		return ret;
 
 	mutex_lock(&lnt_lock);
 	if (sysfs_streq(buf, "start")) {
@@ -271,11 +296,9 @@ static ssize_t lnt_contig_write(struct file *file, const char __user *ubuf,
 	char buf[24];
 	int ret;
 
-	if (!count || count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
+	ret = lnt_get_cmd(buf, sizeof(buf), ubuf, count);
+	if (ret)
+		return ret;
 	if (sysfs_streq(buf, "wait")) {
 		ret = wait_for_completion_interruptible_timeout(&lnt_paused,
 								LNT_WAIT);
@@ -298,16 +321,122 @@ static int lnt_contig_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int lnt_contig_open(struct inode *inode, struct file *file)
+/* The contig and atomic files: i_private is their show function */
+static int lnt_show_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, lnt_contig_show, NULL);
+	return single_open(file, inode->i_private, NULL);
 }
 
 static const struct file_operations lnt_contig_fops = {
 	.owner = THIS_MODULE,
-	.open = lnt_contig_open,
+	.open = lnt_show_open,
 	.read = seq_read,
 	.write = lnt_contig_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* Serialises runs and fills of the atomic file */
+static DEFINE_MUTEX(lnt_atomic_lock);
+static unsigned long lnt_bursts, lnt_failed_bursts, lnt_pages, lnt_filled;
+static LIST_HEAD(lnt_fill_list);
+
+static void lnt_free_list(struct list_head *list)
+{
+	struct page *page, *next;
+
+	list_for_each_entry_safe(page, next, list, lru) {
+		list_del(&page->lru);
+		__free_page(page);
+	}
+}
+
+/* Called with lnt_atomic_lock held */
+static void lnt_atomic_run(unsigned int ms, unsigned int burst)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	struct page *page;
+	unsigned int i;
+	LIST_HEAD(list);
+
+	lnt_bursts = 0;
+	lnt_failed_bursts = 0;
+	lnt_pages = 0;
+	while (time_before(jiffies, end) && !signal_pending(current)) {
+		for (i = 0; i < burst; i++) {
+			page = alloc_page(GFP_ATOMIC | __GFP_NOWARN);
+			if (!page)
+				break;
+			list_add(&page->lru, &list);
+		}
+		lnt_bursts++;
+		lnt_pages += i;
+		if (i < burst)
+			lnt_failed_bursts++;
+		lnt_free_list(&list);
+		usleep_range(1000, 1100);
+	}
+}
+
+/* Called with lnt_atomic_lock held; returns -ENOMEM if not all came */
+static int lnt_fill(unsigned long n)
+{
+	struct page *page;
+
+	if (!n) {
+		lnt_free_list(&lnt_fill_list);
+		lnt_filled = 0;
+		return 0;
+	}
+	for (; n; n--) {
+		page = alloc_page(GFP_HIGHUSER | __GFP_NORETRY | __GFP_NOWARN);
+		if (!page)
+			return -ENOMEM;
+		list_add(&page->lru, &lnt_fill_list);
+		lnt_filled++;
+		cond_resched();
+	}
+	return 0;
+}
+
+static ssize_t lnt_atomic_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	unsigned int ms, burst;
+	unsigned long n;
+	char buf[32];
+	int ret;
+
+	ret = lnt_get_cmd(buf, sizeof(buf), ubuf, count);
+	if (ret)
+		return ret;
+	ret = -EINVAL;
+	mutex_lock(&lnt_atomic_lock);
+	if (sscanf(buf, "fill %lu", &n) == 1) {
+		ret = lnt_fill(n);
+	} else if (sscanf(buf, "%u %u", &ms, &burst) == 2 && ms >= 1 &&
+		   ms <= 600000 && burst >= 1 && burst <= 65536) {
+		lnt_atomic_run(ms, burst);
+		ret = 0;
+	}
+	mutex_unlock(&lnt_atomic_lock);
+	return ret ? ret : count;
+}
+
+static int lnt_atomic_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&lnt_atomic_lock);
+	seq_printf(m, "bursts %lu\nfailed_bursts %lu\npages %lu\nfilled %lu\n",
+		   lnt_bursts, lnt_failed_bursts, lnt_pages, lnt_filled);
+	mutex_unlock(&lnt_atomic_lock);
+	return 0;
+}
+
+static const struct file_operations lnt_atomic_fops = {
+	.owner = THIS_MODULE,
+	.open = lnt_show_open,
+	.read = seq_read,
+	.write = lnt_atomic_write,
 	.llseek = seq_lseek,
 	.release = single_release,
 };
@@ -318,7 +447,10 @@ static int __init lnt_init(void)
 	if (IS_ERR(lnt_dir))
 		return PTR_ERR(lnt_dir);
 	debugfs_create_file("ctl", 0600, lnt_dir, NULL, &lnt_ctl_fops);
-	debugfs_create_file("contig", 0600, lnt_dir, NULL, &lnt_contig_fops);
+	debugfs_create_file("contig", 0600, lnt_dir, lnt_contig_show,
+			    &lnt_contig_fops);
+	debugfs_create_file("atomic", 0600, lnt_dir, lnt_atomic_show,
+			    &lnt_atomic_fops);
 	return 0;
 }
 
@@ -330,9 +462,10 @@ static void __exit lnt_exit(void)
 	if (lnt_active)
 		lnt_unregister();
 	mutex_unlock(&lnt_lock);
+	lnt_free_list(&lnt_fill_list);
 }
 
 module_init(lnt_init);
 module_exit(lnt_exit);
-MODULE_DESCRIPTION("luf test only: record secondary TLB invalidations of one mm, hold a contiguous allocation");
+MODULE_DESCRIPTION("luf test only: record secondary TLB invalidations of one mm, hold a contiguous allocation, allocate GFP_ATOMIC");
 MODULE_LICENSE("GPL");

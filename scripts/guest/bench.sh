@@ -24,7 +24,16 @@
 #    demote it reclaims): memory.reclaim with demotion enabled on a memcg
 #    holding the readers' ext4 file, 4 writes ("luf_workload demote
 #    --rounds 4"; x86 only: an arm64 DT boot has no second memory tier).
-# LUF_BENCH_LIST (comma list, default all three) picks benchmarks;
+#  - atomic (enabled; only when LUF_BENCH_LIST names it): GFP_ATOMIC
+#    allocations, as an interrupt handler makes them, while pages are held:
+#    the memcg reclaim workload runs (readers as above) and memory is filled
+#    to FREE_MB MiB free; then for S seconds, about once a millisecond, a
+#    burst of up to BURST order-0 GFP_ATOMIC pages is taken and given back
+#    (the atomic file of luf_notifier_test.ko).  LUF_BENCH_ATOMIC=
+#    S,FREE_MB,BURST (default 20,32,1024).  RESULT atomic
+#    ... failed_bursts_off=N failed_bursts_on=N bursts_off=N bursts_on=N
+#    pages_off=N pages_on=N held_on=N (medians).
+# LUF_BENCH_LIST (comma list, default the first three) picks benchmarks;
 # LUF_BENCH_KNOBS (k=v,k=v) sets other knobs of /sys/kernel/mm/luf first.
 #
 # Per run it keeps the workload's deltas (TLB row of /proc/interrupts,
@@ -302,6 +311,79 @@ summary() {
 	}'
 }
 
+ATOMIC=/sys/kernel/debug/luf_notifier_test/atomic
+
+# atomic_run RUN PAIR: one run of the atomic benchmark
+atomic_run() {
+	run=$1 pair=$2 out=$D/atomic-$1-$2.out
+	# shellcheck disable=SC2086 # S,FREE_MB,BURST: three numbers
+	set -- $(echo "${LUF_BENCH_ATOMIC:-20,32,1024}" | tr , ' ')
+	secs=$1 free_mb=$2 burst=$3
+	case $run in off) en=0 ;; on) en=1 ;; esac
+	knobs enabled "$en"
+	h0=$(cat "$DBG/held_pages_total")
+	z0=$(cat "$DBG/released_zone_low")
+	luf_workload memcg --seconds $((secs + 8)) --readers "$READERS" > "$out.wl" 2>&1 &
+	wl=$!
+	sleep 3
+	free_kb=$(awk '$1 == "MemFree:" { print $2 }' /proc/meminfo)
+	fill=$(( (free_kb - free_mb * 1024) / 4 ))
+	[ "$fill" -gt 0 ] && { echo "fill $fill" > "$ATOMIC"; } 2>/dev/null
+	free_kb=$(awk '$1 == "MemFree:" { print $2 }' /proc/meminfo)
+	echo "$((secs * 1000)) $burst" > "$ATOMIC"
+	{
+		sed 's/ /=/' "$ATOMIC"
+		echo "free_kb_after_fill=$free_kb"
+		echo "held=$(( $(cat "$DBG/held_pages_total") - h0 ))"
+		echo "released_zone_low=$(( $(cat "$DBG/released_zone_low") - z0 ))"
+	} > "$out"
+	echo "fill 0" > "$ATOMIC"
+	wait "$wl" || { sed "s/^/# bench-atomic-$run-$pair: /" "$out.wl"; status=1; }
+	knobs enabled 0
+	sed "s/^/# bench-atomic-$run-$pair: /" "$out"
+}
+
+atomic_bench() {
+	if ! modprobe luf_notifier_test 2>/dev/null || [ ! -e "$ATOMIC" ]; then
+		say "error: no $ATOMIC (luf_notifier_test.ko)"
+		status=1
+		return
+	fi
+	p=1
+	while [ $p -le "$PAIRS" ]; do
+		say "atomic: pair $p of $PAIRS"
+		if [ $((p % 2)) = 1 ]; then
+			atomic_run off $p; atomic_run on $p
+		else
+			atomic_run on $p; atomic_run off $p
+		fi
+		p=$((p + 1))
+	done
+	modprobe -r luf_notifier_test
+	awk -v pairs="$PAIRS" -v vcpus="$NCPU" -v spec="${LUF_BENCH_ATOMIC:-20,32,1024}" "$LUF_AWK_STATS"'
+	function get(f, k,   l) {
+		while ((getline l < f) > 0)
+			if (index(l, k "=") == 1) { close(f); return substr(l, length(k) + 2) + 0 }
+		close(f); return 0
+	}
+	BEGIN {
+		nk = split("bursts failed_bursts pages held released_zone_low free_kb_after_fill", K, " ")
+		for (r = 1; r <= 2; r++) {
+			run = r == 1 ? "off" : "on"
+			for (i = 1; i <= nk; i++) {
+				for (p = 1; p <= pairs; p++)
+					x[p] = get("/tmp/luf-bench/atomic-" run "-" p ".out", K[i])
+				M[run, K[i]] = med(x, pairs)
+			}
+		}
+		split(spec, S, ",")
+		printf "RESULT atomic vcpus=%d pairs=%d seconds=%d free_mb=%d burst=%d", vcpus, pairs, S[1], S[2], S[3]
+		for (i = 1; i <= nk; i++)
+			printf " %s_off=%d %s_on=%d", K[i], M["off", K[i]], K[i], M["on", K[i]]
+		printf "\n"
+	}' > "$D/atomic.result"
+}
+
 # what runs, in LIST order
 anon=0
 for b in $LIST; do
@@ -319,6 +401,8 @@ for b in $LIST; do
 		bench migrc migrc_enabled pages_migrated migrate --chunk 16 --size-mb 4 \
 			--anon-mb $anon --rounds "$MROUNDS"
 		[ $anon = 0 ] || swapoff /dev/zram0 ;;
+	atomic)
+		atomic_bench ;;
 	migrc-demote)
 		# demotion needs a second memory tier (x86: node 1 from HMAT)
 		if [ "$(ls -d /sys/devices/virtual/memory_tiering/memory_tier* 2>/dev/null | wc -l)" -ge 2 ]; then
@@ -327,7 +411,7 @@ for b in $LIST; do
 			say "no second memory tier: no demotion benchmark"
 		fi ;;
 	*)
-		say "error: unknown benchmark $b (reclaim, migrc, migrc-demote)"
+		say "error: unknown benchmark $b (reclaim, migrc, migrc-demote, atomic)"
 		status=1 ;;
 	esac
 done
