@@ -26,8 +26,16 @@ static struct delayed_work luf_timer_work;
 static struct work_struct luf_release_work;
 static struct work_struct luf_sweep_work;
 static struct shrinker *luf_shrinker;
-/* luf_release() calls under way (luf_release_wait()) */
-static atomic_t luf_releasing = ATOMIC_INIT(0);
+/*
+ * luf_release() calls under way, in two phases: luf_release_wait() turns
+ * the phase and waits only for the calls of the old one, so releases
+ * that begin later cannot starve it.  A release counts itself with
+ * preemption off, so a waiter (a hook, preemption off too) spins only on
+ * a CPU that is running it.
+ */
+static atomic_t luf_releasing[2];
+static unsigned int luf_release_phase;
+static DEFINE_SPINLOCK(luf_release_wait_lock);
 
 /**
  * luf_hold_page - hold @page back if a deferred translation may reach it
@@ -85,7 +93,8 @@ bool luf_hold_page(struct page *page, unsigned int order)
  * luf_release - flush everything deferred and free every held page
  * @cause: why, for the counters
  *
- * Context: task context with IRQs enabled; does not sleep.
+ * Context: task context with IRQs enabled; does not sleep, and runs with
+ * preemption off while it has held pages off the list.
  * Return: number of pages given back to the allocator.
  */
 unsigned long luf_release(enum luf_cause cause)
@@ -94,8 +103,13 @@ unsigned long luf_release(enum luf_cause cause)
 	struct page *page, *next;
 	LIST_HEAD(list);
 	LIST_HEAD(keep);
+	atomic_t *releasing;
 
-	atomic_inc(&luf_releasing);
+	preempt_disable();
+	releasing = &luf_releasing[READ_ONCE(luf_release_phase) & 1];
+	atomic_inc(releasing);
+	/* the flush and the list after the count (luf_release_wait()) */
+	smp_mb__after_atomic();
 	luf_batch_flush(cause, true);
 	/* what a settle under a page table lock left (luf_settle()) */
 	luf_batch_sweep();
@@ -128,8 +142,10 @@ unsigned long luf_release(enum luf_cause cause)
 		list_splice(&keep, &luf_held_list);
 		spin_unlock_irqrestore(&luf_hold_lock, flags);
 	}
-	atomic_long_sub(freed, &luf_state.held);
-	atomic_dec(&luf_releasing);
+	atomic_long_sub_return_release(freed, &luf_state.held);
+	/* The pages freed (maybe to a pcp list) before the count drops */
+	atomic_dec_return_release(releasing);
+	preempt_enable();
 	luf_count(LUF_EV_RELEASED, freed);
 	luf_count(LUF_EV_RELEASED_BASE + cause, freed);
 	trace_luf_release(freed, cause);
@@ -143,14 +159,25 @@ unsigned long luf_release(enum luf_cause cause)
  * luf_release_wait - wait for the luf_release() calls of other tasks
  *
  * A release takes the held pages off the list before it frees them one by
- * one: a caller that needs them free (test_pages_isolated()) waits for it.
+ * one: a caller that needs them free (test_pages_isolated()) waits for
+ * the releases that began before this call.
  *
- * Context: task context, not in luf_release().
+ * Context: task context, not in luf_release(); does not sleep (a hook
+ * runs with preemption off).  It spins for as long as the releases it
+ * waits for take to free what they took, which run with preemption off.
  */
 void luf_release_wait(void)
 {
-	while (atomic_read(&luf_releasing))
-		cond_resched();
+	atomic_t *old;
+
+	spin_lock(&luf_release_wait_lock);
+	old = &luf_releasing[luf_release_phase & 1];
+	WRITE_ONCE(luf_release_phase, luf_release_phase + 1);
+	/* Pairs with smp_mb__after_atomic() in luf_release() */
+	smp_mb();
+	while (atomic_read_acquire(old))
+		cpu_relax();
+	spin_unlock(&luf_release_wait_lock);
 }
 
 /**
@@ -169,7 +196,8 @@ long luf_held_now(void)
 
 	spin_lock_irqsave(&luf_hold_lock, flags);
 	spin_unlock_irqrestore(&luf_hold_lock, flags);
-	return atomic_long_read(&luf_state.held);
+	/* Pairs with the release of held in luf_release() */
+	return atomic_long_read_acquire(&luf_state.held);
 }
 
 /* What the last luf_kick() for the release work was for (counters only) */

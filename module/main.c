@@ -327,12 +327,21 @@ static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 		return;
 	if (READ_ONCE(luf_state.debug_break) == LUF_BREAK_ISOLATE)
 		return;
+	/* every caller runs in task context with IRQs on: not taken */
 	if (!luf_can_flush()) {
 		luf_kick(LUF_CAUSE_ISOLATE);
 		return;
 	}
+	/*
+	 * Pages another release took off the list are not free yet, and it
+	 * may put pages back that were pending when it looked (its keep
+	 * list) after this release's grab: release and wait twice.  A
+	 * release that begins after this flush keeps only folios deferred
+	 * after it, which luf_hook_unmap_done() settles in this range.
+	 */
 	luf_release(LUF_CAUSE_ISOLATE);
-	/* pages another release took off the list are not free yet */
+	luf_release_wait();
+	luf_release(LUF_CAUSE_ISOLATE);
 	luf_release_wait();
 }
 
