@@ -12,18 +12,22 @@
 #include <linux/migrate_mode.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 
-/* Tunables: /sys/kernel/mm/luf/ and module parameters (module/knobs.c) */
-enum luf_knob {
-	LUF_KNOB_ENABLED,
-	LUF_KNOB_MIGRC_ENABLED,
-	LUF_KNOB_OBSERVE,
-	LUF_KNOB_MAX_PENDING_KB,
-	LUF_KNOB_MAX_DEFER_MS,
-	LUF_KNOB_AGING_PCT,
-	LUF_NR_KNOBS,
+/*
+ * Tunables: /sys/kernel/mm/luf/ and module parameters (module/knobs.c,
+ * module/sysfs.c), listed in luf_knob_defs.h.  A byte per knob in this
+ * struct numbers them in the order of the list: LUF_KNOB_NR(name).
+ */
+struct luf_knob_nr {
+#define LUF_KNOB(name, ...)	u8 name
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
 };
+
+#define LUF_KNOB_NR(name)	offsetof(struct luf_knob_nr, name)
+#define LUF_NR_KNOBS		sizeof(struct luf_knob_nr)
 
 /* A knob no module parameter set yet: luf_knobs_init() sets its default */
 #define LUF_KNOB_UNSET		ULONG_MAX
@@ -52,14 +56,18 @@ struct luf_state {
 
 extern struct luf_state luf_state;
 
-static inline unsigned long luf_knob(enum luf_knob k)
+/* The value of knob number @k */
+static inline unsigned long luf_knob_val(unsigned int k)
 {
 	return READ_ONCE(luf_state.knob[k]);
 }
 
+/* The value of knob @name (luf_knob_defs.h) */
+#define luf_knob(name)		luf_knob_val(LUF_KNOB_NR(name))
+
 int luf_parse_ulong(const char *buf, size_t count, unsigned long min,
 		    unsigned long max, unsigned long *val);
-int luf_knob_parse(enum luf_knob k, const char *buf, size_t count,
+int luf_knob_parse(unsigned int k, const char *buf, size_t count,
 		   unsigned long *val);
 void luf_knobs_init(void);
 extern const struct kernel_param_ops luf_knob_param_ops;
@@ -122,10 +130,10 @@ bool luf_aging_wanted(enum luf_ctx ctx);
 bool luf_aging_due(long pending, unsigned long pages);
 bool luf_can_flush(void);
 bool luf_may_flush_alloc(gfp_t gfp);
-unsigned long luf_knob_default(enum luf_knob k);
-void luf_knob_range(enum luf_knob k, unsigned long *min, unsigned long *max);
-int luf_knob_allowed(enum luf_knob k, unsigned long val);
-bool luf_knob_settles(enum luf_knob k, unsigned long val);
+unsigned long luf_knob_default(unsigned int k);
+void luf_knob_range(unsigned int k, unsigned long *min, unsigned long *max);
+int luf_knob_allowed(unsigned int k, unsigned long val);
+bool luf_knob_settles(unsigned int k, unsigned long val);
 
 /* Per-path observation counters and LUF events (module/stats.c) */
 enum luf_path_stat {

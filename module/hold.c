@@ -241,7 +241,7 @@ void luf_kick(enum luf_cause cause)
 {
 	if (cause == LUF_CAUSE_TIMER) {
 		queue_delayed_work(luf_wq, &luf_timer_work,
-				   msecs_to_jiffies(luf_knob(LUF_KNOB_MAX_DEFER_MS)));
+				   msecs_to_jiffies(luf_knob(max_defer_ms)));
 	} else {
 		WRITE_ONCE(luf_kick_cause, cause);
 		queue_work(luf_wq, &luf_release_work);
@@ -259,7 +259,7 @@ void luf_kick(enum luf_cause cause)
  */
 void luf_timer_rearm(void)
 {
-	unsigned long delay = msecs_to_jiffies(luf_knob(LUF_KNOB_MAX_DEFER_MS));
+	unsigned long delay = msecs_to_jiffies(luf_knob(max_defer_ms));
 
 	if (delayed_work_pending(&luf_timer_work) &&
 	    time_after(READ_ONCE(luf_timer_work.timer.expires), jiffies + delay))

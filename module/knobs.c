@@ -61,7 +61,7 @@ int luf_parse_ulong(const char *buf, size_t count, unsigned long min,
  * range (luf_knob_range()); -EOPNOTSUPP for a value luf_knob_allowed()
  * refuses.
  */
-int luf_knob_parse(enum luf_knob k, const char *buf, size_t count,
+int luf_knob_parse(unsigned int k, const char *buf, size_t count,
 		   unsigned long *val)
 {
 	unsigned long min, max, v;
@@ -93,15 +93,15 @@ void luf_knobs_init(void)
 }
 
 /*
- * Module parameters enabled, migrc_enabled, observe, max_pending_kb and
- * max_defer_ms (declared in sysfs.c): @kp->arg points to the knob's number.
+ * The module parameters, one per knob (declared in sysfs.c from
+ * LUF_KNOBS): @kp->arg points to the knob's number.
  * They are read-only once loaded (0444), so this runs only while the
  * module loads, before luf_init(): a refused value fails the load and
  * nothing has been set up or changed.
  */
 static int luf_knob_param_set(const char *val, const struct kernel_param *kp)
 {
-	enum luf_knob k = *(const enum luf_knob *)kp->arg;
+	unsigned int k = *(const unsigned int *)kp->arg;
 	unsigned long min, max, v;
 	int ret;
 
@@ -124,8 +124,8 @@ static int luf_knob_param_set(const char *val, const struct kernel_param *kp)
 /* The knob's value; its default while luf_init() has not set it yet */
 static int luf_knob_param_get(char *buf, const struct kernel_param *kp)
 {
-	enum luf_knob k = *(const enum luf_knob *)kp->arg;
-	unsigned long v = luf_knob(k);
+	unsigned int k = *(const unsigned int *)kp->arg;
+	unsigned long v = luf_knob_val(k);
 
 	if (v == LUF_KNOB_UNSET)
 		v = luf_knob_default(k);

@@ -79,7 +79,7 @@ static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 	defer = luf_may_defer(ctx, reason);
 	/* arm64: leave the per-page TLBIs out only when deferring */
 	luf_arch_set_lazy(ro, defer);
-	if (luf_knob(LUF_KNOB_OBSERVE))
+	if (luf_knob(observe))
 		defer = luf_observe_defer_ok(ctx, reason);
 	if (defer)
 		luf_walk_begin(ro, ctx, reason);
@@ -158,7 +158,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 {
 	unsigned int left_out;
 
-	if (luf_knob(LUF_KNOB_OBSERVE))
+	if (luf_knob(observe))
 		luf_observe_unmap_done(ro);
 	/*
 	 * The core marks @ro writable when a flush of one of its mms was
@@ -348,7 +348,7 @@ static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 static void luf_hook_batch_flush(struct tlbflush_unmap_batch *ubc)
 {
 	/* try_to_unmap_flush() resets luf_ro and luf_other after the flush */
-	if (luf_knob(LUF_KNOB_OBSERVE))
+	if (luf_knob(observe))
 		luf_observe_flush(ubc);
 }
 

@@ -37,8 +37,8 @@
 bool luf_may_defer(enum luf_ctx ctx, int reason)
 {
 	if (ctx == LUF_CTX_RECLAIM)
-		return luf_knob(LUF_KNOB_ENABLED);
-	if (!luf_knob(LUF_KNOB_MIGRC_ENABLED))
+		return luf_knob(enabled);
+	if (!luf_knob(migrc_enabled))
 		return false;
 	switch (reason) {
 	case MR_DEMOTION:
@@ -133,7 +133,7 @@ void luf_walk_begin(struct tlbflush_unmap_batch *ro, enum luf_ctx ctx,
  */
 unsigned long luf_max_pending_pages(void)
 {
-	return luf_knob(LUF_KNOB_MAX_PENDING_KB) >> (PAGE_SHIFT - 10);
+	return luf_knob(max_pending_kb) >> (PAGE_SHIFT - 10);
 }
 
 /**
@@ -244,7 +244,7 @@ bool luf_file_change_flushes(enum luf_file_why why)
  */
 bool luf_aging_wanted(enum luf_ctx ctx)
 {
-	return ctx == LUF_CTX_RECLAIM && luf_knob(LUF_KNOB_AGING_PCT) &&
+	return ctx == LUF_CTX_RECLAIM && luf_knob(aging_pct) &&
 	       !luf_arch_aging_flushes();
 }
 
@@ -265,7 +265,7 @@ bool luf_aging_due(long pending, unsigned long pages)
 {
 	return pending >= (long)LUF_AGING_MIN_PAGES &&
 	       (unsigned long)pending >= mult_frac(pages,
-						   luf_knob(LUF_KNOB_AGING_PCT),
+						   luf_knob(aging_pct),
 						   100);
 }
 
@@ -304,10 +304,27 @@ static unsigned long luf_total_kb(void)
 	return totalram_pages() << (PAGE_SHIFT - 10);
 }
 
+struct luf_knob_def {
+	unsigned long dflt, min, max;
+};
+
+/* Knob number @k's line of luf_knob_defs.h, evaluated on this machine */
+static struct luf_knob_def luf_knob_def(unsigned int k)
+{
+	const unsigned long ram_kb = luf_total_kb(), page_kb = PAGE_SIZE >> 10;
+	struct luf_knob_def def[LUF_NR_KNOBS];
+
+#define LUF_KNOB(name, d, lo, hi, ...)					\
+	(def[LUF_KNOB_NR(name)] = (struct luf_knob_def){ (d), (lo), (hi) })
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
+	return def[k];
+}
+
 /**
  * luf_knob_default - the value of a knob at load, unless a module
  * parameter sets it
- * @k: the knob
+ * @k: the knob's number
  *
  * LUF and MIGRC start off, observe mode on.  Nothing but memory depends
  * on how long a flush waits: held pages are bounded by max_pending_kb and
@@ -315,22 +332,11 @@ static unsigned long luf_total_kb(void)
  * Each expiry costs one round of IPIs, so the bound is seconds, not
  * milliseconds.
  *
- * Return: the default.
+ * Return: the default (luf_knob_defs.h).
  */
-unsigned long luf_knob_default(enum luf_knob k)
+unsigned long luf_knob_default(unsigned int k)
 {
-	switch (k) {
-	case LUF_KNOB_OBSERVE:
-		return 1;
-	case LUF_KNOB_MAX_PENDING_KB:
-		return min(65536UL, luf_total_kb() / 16);
-	case LUF_KNOB_MAX_DEFER_MS:
-		return 5000;
-	case LUF_KNOB_AGING_PCT:
-		return 75;
-	default:
-		return 0;
-	}
+	return luf_knob_def(k).dflt;
 }
 
 /*
@@ -345,44 +351,33 @@ static bool luf_freed_pages_change(void)
 }
 
 /**
- * luf_knob_range - the values a knob accepts
- * @k: the knob
+ * luf_knob_range - the values a knob accepts (luf_knob_defs.h)
+ * @k: the knob's number
  * @min: smallest accepted value
  * @max: largest accepted value
+ *
+ * max_pending_kb never goes below a page: less would hold nothing and
+ * leave LUF silently off.
  */
-void luf_knob_range(enum luf_knob k, unsigned long *min, unsigned long *max)
+void luf_knob_range(unsigned int k, unsigned long *min, unsigned long *max)
 {
-	switch (k) {
-	case LUF_KNOB_MAX_PENDING_KB:
-		/* less than a page would be no page: LUF silently off */
-		*min = PAGE_SIZE >> 10;
-		*max = luf_total_kb();
-		break;
-	case LUF_KNOB_MAX_DEFER_MS:
-		*min = 1;
-		*max = 60000;
-		break;
-	case LUF_KNOB_AGING_PCT:
-		*min = 0;
-		*max = 100;
-		break;
-	default:
-		*min = 0;
-		*max = 1;
-	}
+	struct luf_knob_def def = luf_knob_def(k);
+
+	*min = def.min;
+	*max = def.max;
 }
 
 /**
  * luf_knob_allowed - may knob @k take @val, which is in its range?
- * @k: the knob
+ * @k: the knob's number
  * @val: the new value
  *
  * Return: 0, or -EOPNOTSUPP for turning LUF or MIGRC on in a kernel that
  * changes or checks freed pages.
  */
-int luf_knob_allowed(enum luf_knob k, unsigned long val)
+int luf_knob_allowed(unsigned int k, unsigned long val)
 {
-	if ((k == LUF_KNOB_ENABLED || k == LUF_KNOB_MIGRC_ENABLED) && val &&
+	if ((k == LUF_KNOB_NR(enabled) || k == LUF_KNOB_NR(migrc_enabled)) && val &&
 	    luf_freed_pages_change())
 		return -EOPNOTSUPP;
 	return 0;
@@ -390,7 +385,7 @@ int luf_knob_allowed(enum luf_knob k, unsigned long val)
 
 /**
  * luf_knob_settles - must setting @k to @val settle everything deferred?
- * @k: the knob
+ * @k: the knob's number
  * @val: the value just set
  *
  * Disabling LUF or MIGRC flushes everything deferred (by either) and
@@ -398,9 +393,9 @@ int luf_knob_allowed(enum luf_knob k, unsigned long val)
  *
  * Return: true if the writer must release everything now.
  */
-bool luf_knob_settles(enum luf_knob k, unsigned long val)
+bool luf_knob_settles(unsigned int k, unsigned long val)
 {
-	return (k == LUF_KNOB_ENABLED || k == LUF_KNOB_MIGRC_ENABLED) && !val;
+	return (k == LUF_KNOB_NR(enabled) || k == LUF_KNOB_NR(migrc_enabled)) && !val;
 }
 
 #ifdef LUF_KUNIT

@@ -17,7 +17,7 @@ static struct kobject *luf_kobj;
 
 struct luf_knob_attr {
 	struct kobj_attribute attr;
-	enum luf_knob knob;
+	unsigned int knob;
 };
 
 static ssize_t luf_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -25,7 +25,7 @@ static ssize_t luf_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	struct luf_knob_attr *ka = container_of(attr, struct luf_knob_attr, attr);
 
-	return sysfs_emit(buf, "%lu\n", luf_knob(ka->knob));
+	return sysfs_emit(buf, "%lu\n", luf_knob_val(ka->knob));
 }
 
 static ssize_t luf_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
@@ -49,52 +49,35 @@ static ssize_t luf_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 		synchronize_rcu();
 		luf_release(LUF_CAUSE_DISABLE);
 	}
-	if (ka->knob == LUF_KNOB_MAX_DEFER_MS)
+	if (ka->knob == LUF_KNOB_NR(max_defer_ms))
 		luf_timer_rearm();
 	return count;
 }
 
-/*
- * One knob: its sysfs file and its module parameter (whose argument is
- * the knob's number), each with the knob's name.
- */
-#define LUF_KNOB(_name, _knob)						\
+/* Each knob of luf_knob_defs.h: its sysfs file, with the knob's name */
+#define LUF_KNOB(_name, ...)						\
 	static struct luf_knob_attr luf_attr_##_name = {		\
 		.attr = { .attr = { .name = #_name, .mode = 0644 },	\
 			  .show = luf_knob_show, .store = luf_knob_store }, \
-		.knob = _knob,						\
-	};								\
+		.knob = LUF_KNOB_NR(_name),				\
+	}
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
+
+/* Its module parameter of the same name: the argument is its number */
+#define LUF_KNOB(_name, ...)						\
 	module_param_cb(_name, &luf_knob_param_ops, &luf_attr_##_name.knob, \
 			0444)
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
 
-LUF_KNOB(enabled, LUF_KNOB_ENABLED);
-MODULE_PARM_DESC(enabled,
-		 "LUF: reclaim defers read-only TLB flushes (0-1, default 0)");
-LUF_KNOB(migrc_enabled, LUF_KNOB_MIGRC_ENABLED);
-MODULE_PARM_DESC(migrc_enabled,
-		 "MIGRC: NUMA migration defers read-only TLB flushes (0-1, default 0)");
-LUF_KNOB(observe, LUF_KNOB_OBSERVE);
-MODULE_PARM_DESC(observe,
-		 "count read-only unmaps and their flush cost (0-1, default 1)");
-LUF_KNOB(max_pending_kb, LUF_KNOB_MAX_PENDING_KB);
-MODULE_PARM_DESC(max_pending_kb,
-		 "bound on memory held back, KiB (1-MemTotal, default min(65536, MemTotal/16))");
-LUF_KNOB(max_defer_ms, LUF_KNOB_MAX_DEFER_MS);
-MODULE_PARM_DESC(max_defer_ms,
-		 "bound on how long a flush may wait, ms (1-60000, default 5000)");
-LUF_KNOB(aging_pct, LUF_KNOB_AGING_PCT);
-MODULE_PARM_DESC(aging_pct,
-		 "x86 reclaim flushes once this % of the memcg is deferred, for page aging (0-100, 0 never, default 75)");
+/* The parameter's description, for modinfo */
+#define LUF_KNOB(_name, d, lo, hi, desc)				\
+	MODULE_PARM_DESC(_name, desc " (" #lo "-" #hi ", default " #d ")")
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
 
-static struct attribute *luf_attrs[] = {
-	&luf_attr_enabled.attr.attr,
-	&luf_attr_migrc_enabled.attr.attr,
-	&luf_attr_observe.attr.attr,
-	&luf_attr_max_pending_kb.attr.attr,
-	&luf_attr_max_defer_ms.attr.attr,
-	&luf_attr_aging_pct.attr.attr,
-	NULL,
-};
+static struct attribute *luf_attrs[LUF_NR_KNOBS + 1];
 
 static const struct attribute_group luf_attr_group = {
 	.attrs = luf_attrs,
@@ -109,6 +92,10 @@ int luf_sysfs_init(void)
 {
 	int ret;
 
+#define LUF_KNOB(name, ...)						\
+	(luf_attrs[LUF_KNOB_NR(name)] = &luf_attr_##name.attr.attr)
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
 	luf_kobj = kobject_create_and_add("luf", mm_kobj);
 	if (!luf_kobj)
 		return -ENOMEM;

@@ -4,6 +4,8 @@
 # Host-side checks of the sources, as TAP, ending with "N passed, N failed":
 #   - scripts/checkpatch.pl --strict (of the built kernel tree) over every
 #     patch of kernel-hooks/series and, with -f, over module/ and include/;
+#   - every knob of include/luf_knob_defs.h has an ABI entry and is in
+#     the admin guide;
 #   - the hook series' budget: at most LUF_HOOK_BUDGET (450) changed lines
 #     (+ and - lines of all patches) and at most LUF_HOOK_BUDGET_CORE (150)
 #     of them in files that exist in 6.12 (not created by the series).
@@ -74,7 +76,7 @@ result() {	# result OK DESCRIPTION [DETAIL...]
 	fi
 }
 
-echo "1..$(( ${#patches[@]} + 3 ))"
+echo "1..$(( ${#patches[@]} + 4 ))"
 # checkpatch reads relative file names in a patch against the current
 # directory's git tree: run it outside any checkout.
 tmp=$(mktemp -d)
@@ -89,6 +91,18 @@ for f in "${srcs[@]}"; do
 	o=$(cd "$tmp" && perl "$cp" --strict -q --no-tree -f "$f" 2>&1) || { rc=1; out+="$o"$'\n'; }
 done
 result "$rc" "checkpatch --strict -f module/ include/ (${#srcs[@]} files)" "$out"
+# The knobs are declared once, in include/luf_knob_defs.h; each must have
+# its ABI entry and a place in the admin guide.
+abi=$LUF_TOP/Documentation/ABI/testing/sysfs-kernel-mm-luf
+guide=$LUF_TOP/Documentation/admin-guide/mm/luf/usage.rst
+out=""
+while read -r k; do
+	grep -q "^What:[[:space:]]*/sys/kernel/mm/luf/$k\$" "$abi" ||
+		out+="$k: no What: entry in ${abi#"$LUF_TOP"/}"$'\n'
+	grep -qw "$k" "$guide" || out+="$k: not in ${guide#"$LUF_TOP"/}"$'\n'
+done < <(sed -n 's/^LUF_KNOB(\([a-z_0-9]*\),.*/\1/p' "$LUF_TOP/include/luf_knob_defs.h")
+[ -z "$out" ] && rc=0 || rc=1
+result "$rc" "every knob of include/luf_knob_defs.h is documented" "${out%$'\n'}"
 [ "$all" -le "$budget" ] && rc=0 || rc=1
 result "$rc" "hook series: $all changed lines (at most $budget)"
 [ "$core" -le "$budget_core" ] && rc=0 || rc=1

@@ -71,7 +71,7 @@ static void luf_parse_not_terminated(struct kunit *test)
 }
 
 struct luf_param_case {
-	enum luf_knob knob;
+	unsigned int knob;
 	const char *name;
 	const char *val;
 	int ret;
@@ -83,39 +83,39 @@ struct luf_param_case {
  * the knob as it was.
  */
 static const struct luf_param_case luf_param_cases[] = {
-	{ LUF_KNOB_ENABLED, "enabled", "0", 0 },
-	{ LUF_KNOB_ENABLED, "enabled", "7", -EINVAL },
-	{ LUF_KNOB_ENABLED, "enabled", "-1", -EINVAL },
-	{ LUF_KNOB_ENABLED, "enabled", "y", -EINVAL },
-	{ LUF_KNOB_ENABLED, "enabled", "", -EINVAL },
-	{ LUF_KNOB_MIGRC_ENABLED, "migrc_enabled", "2", -EINVAL },
-	{ LUF_KNOB_MIGRC_ENABLED, "migrc_enabled", "0x1", -EINVAL },
-	{ LUF_KNOB_OBSERVE, "observe", "0", 0 },
-	{ LUF_KNOB_OBSERVE, "observe", "1 ", -EINVAL },
-	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "1", 0 },
-	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "60000", 0 },
-	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "0", -EINVAL },
-	{ LUF_KNOB_MAX_DEFER_MS, "max_defer_ms", "60001", -EINVAL },
+	{ LUF_KNOB_NR(enabled), "enabled", "0", 0 },
+	{ LUF_KNOB_NR(enabled), "enabled", "7", -EINVAL },
+	{ LUF_KNOB_NR(enabled), "enabled", "-1", -EINVAL },
+	{ LUF_KNOB_NR(enabled), "enabled", "y", -EINVAL },
+	{ LUF_KNOB_NR(enabled), "enabled", "", -EINVAL },
+	{ LUF_KNOB_NR(migrc_enabled), "migrc_enabled", "2", -EINVAL },
+	{ LUF_KNOB_NR(migrc_enabled), "migrc_enabled", "0x1", -EINVAL },
+	{ LUF_KNOB_NR(observe), "observe", "0", 0 },
+	{ LUF_KNOB_NR(observe), "observe", "1 ", -EINVAL },
+	{ LUF_KNOB_NR(max_defer_ms), "max_defer_ms", "1", 0 },
+	{ LUF_KNOB_NR(max_defer_ms), "max_defer_ms", "60000", 0 },
+	{ LUF_KNOB_NR(max_defer_ms), "max_defer_ms", "0", -EINVAL },
+	{ LUF_KNOB_NR(max_defer_ms), "max_defer_ms", "60001", -EINVAL },
 	/* at least one page (4, 16 or 64 KiB) */
-	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "64", 0 },
-	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "3", -EINVAL },
-	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "0", -EINVAL },
-	{ LUF_KNOB_MAX_PENDING_KB, "max_pending_kb", "99999999999999", -EINVAL },
-	{ LUF_KNOB_AGING_PCT, "aging_pct", "0", 0 },
-	{ LUF_KNOB_AGING_PCT, "aging_pct", "100", 0 },
-	{ LUF_KNOB_AGING_PCT, "aging_pct", "101", -EINVAL },
+	{ LUF_KNOB_NR(max_pending_kb), "max_pending_kb", "64", 0 },
+	{ LUF_KNOB_NR(max_pending_kb), "max_pending_kb", "3", -EINVAL },
+	{ LUF_KNOB_NR(max_pending_kb), "max_pending_kb", "0", -EINVAL },
+	{ LUF_KNOB_NR(max_pending_kb), "max_pending_kb", "99999999999999", -EINVAL },
+	{ LUF_KNOB_NR(aging_pct), "aging_pct", "0", 0 },
+	{ LUF_KNOB_NR(aging_pct), "aging_pct", "100", 0 },
+	{ LUF_KNOB_NR(aging_pct), "aging_pct", "101", -EINVAL },
 };
 
 static void luf_param_table(struct kunit *test)
 {
-	enum luf_knob enabled = LUF_KNOB_ENABLED;
+	unsigned int enabled = LUF_KNOB_NR(enabled);
 	struct kernel_param none = { .name = "enabled", .arg = &enabled };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(luf_param_cases); i++) {
 		const struct luf_param_case *c = &luf_param_cases[i];
 		unsigned long *slot = &luf_state.knob[c->knob];
-		enum luf_knob k = c->knob;
+		unsigned int k = c->knob;
 		struct kernel_param kp = { .name = c->name, .arg = &k };
 
 		*slot = 12345;
@@ -135,10 +135,10 @@ static void luf_param_table(struct kunit *test)
 /* enabled=1 and migrc_enabled=1: what sysfs would answer */
 static void luf_param_enable(struct kunit *test)
 {
-	enum luf_knob k;
+	unsigned int k;
 	int want;
 
-	for (k = LUF_KNOB_ENABLED; k <= LUF_KNOB_MIGRC_ENABLED; k++) {
+	for (k = LUF_KNOB_NR(enabled); k <= LUF_KNOB_NR(migrc_enabled); k++) {
 		struct kernel_param kp = { .name = "enabled", .arg = &k };
 
 		want = luf_knob_allowed(k, 1);
@@ -155,23 +155,25 @@ static void luf_param_enable(struct kunit *test)
  */
 static void luf_knobs_defaults(struct kunit *test)
 {
-	enum luf_knob k = LUF_KNOB_MAX_DEFER_MS;
+	unsigned int k = LUF_KNOB_NR(max_defer_ms);
 	struct kernel_param kp = { .name = "max_defer_ms", .arg = &k };
 	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	char want[24];
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	for (k = 0; k < LUF_NR_KNOBS; k++)
 		luf_state.knob[k] = LUF_KNOB_UNSET;
-	k = LUF_KNOB_MAX_DEFER_MS;
-	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.get(buf, &kp), 5);
-	KUNIT_EXPECT_STREQ(test, buf, "5000\n");
-	luf_state.knob[LUF_KNOB_MAX_DEFER_MS] = 7;
+	k = LUF_KNOB_NR(max_defer_ms);
+	snprintf(want, sizeof(want), "%lu\n", luf_knob_default(k));
+	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.get(buf, &kp), strlen(want));
+	KUNIT_EXPECT_STREQ(test, buf, want);
+	luf_state.knob[LUF_KNOB_NR(max_defer_ms)] = 7;
 	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.get(buf, &kp), 2);
 	KUNIT_EXPECT_STREQ(test, buf, "7\n");
 	luf_knobs_init();
 	for (k = 0; k < LUF_NR_KNOBS; k++)
 		KUNIT_EXPECT_EQ(test, luf_state.knob[k],
-				k == LUF_KNOB_MAX_DEFER_MS ? 7 :
+				k == LUF_KNOB_NR(max_defer_ms) ? 7 :
 				luf_knob_default(k));
 	for (k = 0; k < LUF_NR_KNOBS; k++)
 		luf_state.knob[k] = 0;
