@@ -1,79 +1,75 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Counters in /sys/kernel/debug/luf/, one decimal value per file:
- * <path>_<stat> and migrate_<reason>_<stat> (observe mode), LUF events,
- * forced_<cause>, released_<cause>, and the gauges held_pages,
- * held_pages_peak and pending_folios.  Names and sums: stats.c.
+ * Counters in /sys/kernel/debug/luf/stat, one "<name> <value>" line each
+ * in the way of /proc/vmstat: <path>_<stat> and migrate_<reason>_<stat>
+ * (observe mode), the LUF events, forced_<cause> and released_<cause>,
+ * and the gauges held_pages, held_pages_peak and pending_folios.  Names
+ * and sums: stats.c.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
+#include <linux/seq_file.h>
 #include <linux/stddef.h>
 #include "luf.h"
 
 static struct dentry *luf_dir;
 
-static int luf_stat_get(void *data, u64 *val)
+/* The value of the line whose name was just printed */
+static void luf_stat_line(struct seq_file *m, size_t offset)
 {
-	*val = luf_stat_sum((size_t)data);
-	return 0;
-}
-DEFINE_DEBUGFS_ATTRIBUTE(luf_stat_fops, luf_stat_get, NULL, "%llu\n");
-
-static void luf_stat_file(const char *name, size_t offset)
-{
-	debugfs_create_file_unsafe(name, 0444, luf_dir, (void *)offset,
-				   &luf_stat_fops);
+	seq_printf(m, " %llu\n", luf_stat_sum(offset));
 }
 
-static int luf_atomic_get(void *data, u64 *val)
+static int luf_stat_show(struct seq_file *m, void *unused)
 {
-	*val = atomic_long_read(data);
+	int c, s, r;
+
+	for (c = 0; c < LUF_CTX_NR; c++)
+		for (s = 0; s < LUF_PS_NR; s++) {
+			seq_printf(m, "%s_%s", luf_ctx_name[c],
+				   luf_path_stat_name[s]);
+			luf_stat_line(m, offsetof(struct luf_stats, path[c][s]));
+		}
+	for (r = 0; r < MR_TYPES; r++)
+		for (s = 0; s < LUF_RS_NR; s++) {
+			seq_printf(m, "migrate_%s_%s", luf_reason_name[r],
+				   luf_reason_stat_name[s]);
+			luf_stat_line(m, offsetof(struct luf_stats, reason[r][s]));
+		}
+	for (s = 0; s < LUF_EV_FORCED_BASE; s++) {
+		seq_puts(m, luf_event_name[s]);
+		luf_stat_line(m, offsetof(struct luf_stats, ev[s]));
+	}
+	for (c = 0; c < LUF_NR_CAUSES; c++) {
+		seq_printf(m, "forced_%s", luf_cause_name[c]);
+		luf_stat_line(m, offsetof(struct luf_stats,
+					  ev[LUF_EV_FORCED_BASE + c]));
+	}
+	for (c = 0; c < LUF_NR_CAUSES; c++) {
+		seq_printf(m, "released_%s", luf_cause_name[c]);
+		luf_stat_line(m, offsetof(struct luf_stats,
+					  ev[LUF_EV_RELEASED_BASE + c]));
+	}
+	seq_printf(m, "held_pages %ld\n", atomic_long_read(&luf_state.held));
+	seq_printf(m, "held_pages_peak %ld\n",
+		   atomic_long_read(&luf_state.held_peak));
+	seq_printf(m, "pending_folios %ld\n",
+		   atomic_long_read(&luf_state.pending));
 	return 0;
 }
-DEFINE_DEBUGFS_ATTRIBUTE(luf_atomic_fops, luf_atomic_get, NULL, "%llu\n");
+DEFINE_SHOW_ATTRIBUTE(luf_stat);
 
 /**
- * luf_debugfs_init - create /sys/kernel/debug/luf/ and its counter files
+ * luf_debugfs_init - create /sys/kernel/debug/luf/stat
  *
  * Return: 0 or a negative errno.
  */
 int luf_debugfs_init(void)
 {
-	char name[64];
-	int c, s, r;
-
 	luf_dir = debugfs_create_dir("luf", NULL);
 	if (IS_ERR(luf_dir))
 		return PTR_ERR(luf_dir);
-
-	for (c = 0; c < LUF_CTX_NR; c++)
-		for (s = 0; s < LUF_PS_NR; s++) {
-			snprintf(name, sizeof(name), "%s_%s", luf_ctx_name[c],
-				 luf_path_stat_name[s]);
-			luf_stat_file(name, offsetof(struct luf_stats, path[c][s]));
-		}
-	for (r = 0; r < MR_TYPES; r++)
-		for (s = 0; s < LUF_RS_NR; s++) {
-			snprintf(name, sizeof(name), "migrate_%s_%s",
-				 luf_reason_name[r], luf_reason_stat_name[s]);
-			luf_stat_file(name, offsetof(struct luf_stats, reason[r][s]));
-		}
-	for (s = 0; s < LUF_EV_FORCED_BASE; s++)
-		luf_stat_file(luf_event_name[s], offsetof(struct luf_stats, ev[s]));
-	for (c = 0; c < LUF_NR_CAUSES; c++) {
-		snprintf(name, sizeof(name), "forced_%s", luf_cause_name[c]);
-		luf_stat_file(name, offsetof(struct luf_stats,
-					     ev[LUF_EV_FORCED_BASE + c]));
-		snprintf(name, sizeof(name), "released_%s", luf_cause_name[c]);
-		luf_stat_file(name, offsetof(struct luf_stats,
-					     ev[LUF_EV_RELEASED_BASE + c]));
-	}
-	debugfs_create_file_unsafe("held_pages", 0444, luf_dir, &luf_state.held,
-				   &luf_atomic_fops);
-	debugfs_create_file_unsafe("held_pages_peak", 0444, luf_dir,
-				   &luf_state.held_peak, &luf_atomic_fops);
-	debugfs_create_file_unsafe("pending_folios", 0444, luf_dir,
-				   &luf_state.pending, &luf_atomic_fops);
+	debugfs_create_file("stat", 0444, luf_dir, NULL, &luf_stat_fops);
 	return 0;
 }
 

@@ -68,7 +68,7 @@ if [ "${1:-}" = --guest ]; then
 		echo "tlb_irqs=$(tlb)"
 		awk '$1 == "nr_tlb_remote_flush" { print "remote_flush=" $2 }' /proc/vmstat
 		awk '$1 == "pgsteal" { print "reclaimed=" $2 }' $CG/memory.stat
-		for c in deferred_folios forced_timer flushes; do echo "$c=$(cat $DBG/$c)"; done
+		awk '$1 == "deferred_folios" || $1 == "forced_timer" || $1 == "flushes" { print $1 "=" $2 }' $DBG/stat
 	}
 	one() {	# one off|on PAIR
 		en=0; [ "$1" = on ] && en=1

@@ -94,23 +94,34 @@ int file_mode(const char *path);
 
 /* ---- knobs (/sys/kernel/mm/luf) ------------------------------------- */
 
-#define LUF_NR_KNOBS 6
-extern const char *const luf_knob_names[LUF_NR_KNOBS];
 void luf_knob_path(const char *name, char *buf, size_t len);
 int luf_knob_read(const char *name, uint64_t *val);
 /* Writes exactly strlen(@s) bytes. */
 int luf_knob_write(const char *name, const char *s);
 
-/* ---- counters (/sys/kernel/debug/luf) ------------------------------- */
+/* ---- counters (/sys/kernel/debug/luf/stat) -------------------------- */
 
-#define LUF_NR_REASONS 10
-extern const char *const luf_reason_names[LUF_NR_REASONS];
-enum luf_reason {
-	LUF_R_COMPACTION, LUF_R_MEMORY_FAILURE, LUF_R_MEMORY_HOTPLUG,
-	LUF_R_SYSCALL, LUF_R_MBIND, LUF_R_NUMA_MISPLACED, LUF_R_CONTIG_RANGE,
-	LUF_R_LONGTERM_PIN, LUF_R_DEMOTION, LUF_R_DAMON,
+#define LUF_STAT_FILE		LUF_DEBUGFS_DIR "/stat"
+#define LUF_STAT_MAX		256
+#define LUF_STAT_NAME		48
+
+/* One read of the stat file: its "<name> <value>" lines, in order */
+struct luf_stat {
+	int n;
+	struct {
+		char name[LUF_STAT_NAME];
+		int64_t val;
+	} line[LUF_STAT_MAX];
 };
 
+/* 0, or -errno; -EPROTO for a line that is not "<name> <decimal>" */
+int luf_stat_read(struct luf_stat *s);
+/* The value of line @name of @s into @val; -ENOENT if there is none */
+int luf_stat_get(const struct luf_stat *s, const char *name, uint64_t *val);
+/* One line of a fresh read; -ENOENT if the module has no such counter */
+int luf_counter_read(const char *name, uint64_t *val);
+
+/* The observe counters: <side>_<field> and migrate_<reason>_<field> */
 struct luf_side {
 	uint64_t unmaps;
 	uint64_t ro_folios;
@@ -119,24 +130,23 @@ struct luf_side {
 	uint64_t flush_cpus;
 };
 
+#define LUF_MAX_REASONS		16
+
 struct luf_counters {
 	struct luf_side reclaim;
 	struct luf_side migrate;
-	uint64_t reason_unmaps[LUF_NR_REASONS];
-	uint64_t reason_ro_folios[LUF_NR_REASONS];
+	/* the migrate reasons the module names, in its order */
+	int nr_reasons;
+	char reason[LUF_MAX_REASONS][LUF_STAT_NAME];
+	uint64_t reason_unmaps[LUF_MAX_REASONS];
+	uint64_t reason_ro_folios[LUF_MAX_REASONS];
 };
 
-/* 10 side files + 2 per reason */
-#define LUF_NR_COUNTER_FILES (10 + 2 * LUF_NR_REASONS)
-/* Name of counter file @i (0 <= i < LUF_NR_COUNTER_FILES), into @buf. */
-void luf_counter_file_name(int i, char *buf, size_t len);
-int luf_counter_read(const char *name, uint64_t *val);
-/* luf_counter_read() of each of @names into *@vals[i]; 0 or -errno */
-int luf_counter_read_list(const char *const *names, uint64_t *const *vals,
-			  size_t n);
 int luf_counters_read(struct luf_counters *c);
 /* Re-read until two consecutive snapshots agree (quiescent system). */
 int luf_counters_read_stable(struct luf_counters *c);
+/* Index of migrate reason @name in @c, or -1 */
+int luf_counters_reason(const struct luf_counters *c, const char *name);
 void luf_counters_delta(const struct luf_counters *after,
 			const struct luf_counters *before,
 			struct luf_counters *delta);

@@ -15,11 +15,6 @@
 
 /* ---- knobs ---------------------------------------------------------- */
 
-const char *const luf_knob_names[LUF_NR_KNOBS] = {
-	"enabled", "migrc_enabled", "observe", "max_pending_kb", "max_defer_ms",
-	"aging_pct",
-};
-
 void luf_knob_path(const char *name, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", LUF_SYSFS_DIR, name);
@@ -43,27 +38,72 @@ int luf_knob_write(const char *name, const char *s)
 
 /* ---- counters ------------------------------------------------------- */
 
-const char *const luf_reason_names[LUF_NR_REASONS] = {
-	"compaction", "memory_failure", "memory_hotplug", "syscall_or_cpuset",
-	"mempolicy_mbind", "numa_misplaced", "contig_range", "longterm_pin",
-	"demotion", "damon",
-};
+int luf_stat_read(struct luf_stat *s)
+{
+	char line[128];
+	FILE *f;
+	int err = 0;
+
+	s->n = 0;
+	f = fopen(LUF_STAT_FILE, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' '), *end;
+		long long v;
+
+		if (s->n == LUF_STAT_MAX || !sp || sp == line ||
+		    sp - line >= LUF_STAT_NAME) {
+			err = -EPROTO;
+			break;
+		}
+		errno = 0;
+		v = strtoll(sp + 1, &end, 10);
+		if (errno || end == sp + 1 || strcmp(end, "\n")) {
+			err = -EPROTO;
+			break;
+		}
+		*sp = '\0';
+		strcpy(s->line[s->n].name, line);
+		s->line[s->n].val = v;
+		s->n++;
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	fclose(f);
+	return err;
+}
+
+int luf_stat_get(const struct luf_stat *s, const char *name, uint64_t *val)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->line[i].name, name)) {
+			*val = (uint64_t)s->line[i].val;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int luf_counter_read(const char *name, uint64_t *val)
+{
+	struct luf_stat *s = malloc(sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = luf_stat_read(s);
+	if (!err)
+		err = luf_stat_get(s, name, val);
+	free(s);
+	return err;
+}
 
 static const char *const side_fields[5] = {
 	"unmaps", "ro_folios", "flush_rounds", "flush_rounds_ro_only",
 	"flush_cpus",
 };
-
-void luf_counter_file_name(int i, char *buf, size_t len)
-{
-	if (i < 5)
-		snprintf(buf, len, "reclaim_%s", side_fields[i]);
-	else if (i < 10)
-		snprintf(buf, len, "migrate_%s", side_fields[i - 5]);
-	else
-		snprintf(buf, len, "migrate_%s_%s", luf_reason_names[(i - 10) / 2],
-			 (i - 10) % 2 ? "ro_folios" : "unmaps");
-}
 
 static uint64_t *side_slot(struct luf_side *s, int i)
 {
@@ -76,37 +116,68 @@ static uint64_t *side_slot(struct luf_side *s, int i)
 	}
 }
 
-static uint64_t *counter_slot(struct luf_counters *c, int i)
+/* "migrate_<reason>_<field>" with a non-empty <reason>: copy it to @r */
+static bool reason_of(const char *name, const char *field, char *r)
 {
-	if (i < 5)
-		return side_slot(&c->reclaim, i);
-	if (i < 10)
-		return side_slot(&c->migrate, i - 5);
-	if ((i - 10) % 2)
-		return &c->reason_ro_folios[(i - 10) / 2];
-	return &c->reason_unmaps[(i - 10) / 2];
+	size_t n = strlen(name), f = strlen(field), p = strlen("migrate_");
+
+	if (n <= p + f + 1 || strncmp(name, "migrate_", p) ||
+	    strcmp(name + n - f, field) || name[n - f - 1] != '_' ||
+	    n - f - 1 - p >= LUF_STAT_NAME)
+		return false;
+	memcpy(r, name + p, n - f - 1 - p);
+	r[n - f - 1 - p] = '\0';
+	return true;
 }
 
-int luf_counter_read(const char *name, uint64_t *val)
+int luf_counters_reason(const struct luf_counters *c, const char *name)
 {
-	char path[256];
+	int i;
 
-	snprintf(path, sizeof(path), "%s/%s", LUF_DEBUGFS_DIR, name);
-	return read_u64_strict(path, val);
+	for (i = 0; i < c->nr_reasons; i++)
+		if (!strcmp(c->reason[i], name))
+			return i;
+	return -1;
 }
 
-int luf_counter_read_list(const char *const *names, uint64_t *const *vals,
-			  size_t n)
+int luf_counters_read(struct luf_counters *c)
 {
-	size_t i;
-	int err;
+	struct luf_stat *s = malloc(sizeof(*s));
+	char name[LUF_STAT_NAME + 16], r[LUF_STAT_NAME];
+	int i, k, err;
 
-	for (i = 0; i < n; i++) {
-		err = luf_counter_read(names[i], vals[i]);
-		if (err)
-			return err;
+	if (!s)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	err = luf_stat_read(s);
+	for (i = 0; !err && i < 5; i++) {
+		snprintf(name, sizeof(name), "reclaim_%s", side_fields[i]);
+		err = luf_stat_get(s, name, side_slot(&c->reclaim, i));
+		snprintf(name, sizeof(name), "migrate_%s", side_fields[i]);
+		if (!err)
+			err = luf_stat_get(s, name, side_slot(&c->migrate, i));
 	}
-	return 0;
+	for (i = 0; !err && i < s->n; i++) {
+		bool ro = reason_of(s->line[i].name, "ro_folios", r);
+
+		if (!ro && !reason_of(s->line[i].name, "unmaps", r))
+			continue;
+		k = luf_counters_reason(c, r);
+		if (k < 0) {
+			if (c->nr_reasons == LUF_MAX_REASONS) {
+				err = -E2BIG;
+				break;
+			}
+			k = c->nr_reasons++;
+			strcpy(c->reason[k], r);
+		}
+		if (ro)
+			c->reason_ro_folios[k] = s->line[i].val;
+		else
+			c->reason_unmaps[k] = s->line[i].val;
+	}
+	free(s);
+	return err;
 }
 
 #define LUF_EV(name, field) { name, offsetof(struct luf_ev, field) }
@@ -134,19 +205,22 @@ static const struct {
 
 int luf_ev_read(struct luf_ev *e)
 {
+	struct luf_stat *s = malloc(sizeof(*s));
 	size_t i;
 	int err;
 
-	for (i = 0; i < ARRAY_SIZE(luf_ev_files); i++) {
+	if (!s)
+		return -ENOMEM;
+	err = luf_stat_read(s);
+	for (i = 0; !err && i < ARRAY_SIZE(luf_ev_files); i++) {
 		uint64_t *v = (uint64_t *)((char *)e + luf_ev_files[i].off);
 
-		err = luf_counter_read(luf_ev_files[i].name, v);
-		if (err == -ENOENT)
+		/* a counter this luf.ko does not have reads as 0 */
+		if (luf_stat_get(s, luf_ev_files[i].name, v))
 			*v = 0;
-		else if (err)
-			return err;
 	}
-	return 0;
+	free(s);
+	return err;
 }
 
 void luf_ev_log(const char *what, const struct luf_ev *e)
@@ -158,21 +232,6 @@ void luf_ev_log(const char *what, const struct luf_ev *e)
 		fprintf(stderr, " %s=%" PRIu64, luf_ev_files[i].name,
 			*(const uint64_t *)((const char *)e + luf_ev_files[i].off));
 	fprintf(stderr, "\n");
-}
-
-int luf_counters_read(struct luf_counters *c)
-{
-	char name[96];
-	int i, err;
-
-	memset(c, 0, sizeof(*c));
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++) {
-		luf_counter_file_name(i, name, sizeof(name));
-		err = luf_counter_read(name, counter_slot(c, i));
-		if (err)
-			return err;
-	}
-	return 0;
 }
 
 int luf_counters_read_stable(struct luf_counters *c)
@@ -200,18 +259,29 @@ void luf_counters_delta(const struct luf_counters *after,
 	struct luf_counters a = *after, b = *before;
 	int i;
 
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++)
-		*counter_slot(delta, i) = *counter_slot(&a, i) - *counter_slot(&b, i);
+	*delta = a;
+	for (i = 0; i < 5; i++) {
+		*side_slot(&delta->reclaim, i) -= *side_slot(&b.reclaim, i);
+		*side_slot(&delta->migrate, i) -= *side_slot(&b.migrate, i);
+	}
+	for (i = 0; i < a.nr_reasons && i < b.nr_reasons; i++) {
+		delta->reason_unmaps[i] -= b.reason_unmaps[i];
+		delta->reason_ro_folios[i] -= b.reason_ro_folios[i];
+	}
 }
 
 bool luf_counters_equal(const struct luf_counters *a,
 			const struct luf_counters *b)
 {
-	struct luf_counters x = *a, y = *b;
 	int i;
 
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++)
-		if (*counter_slot(&x, i) != *counter_slot(&y, i))
+	if (memcmp(&a->reclaim, &b->reclaim, sizeof(a->reclaim)) ||
+	    memcmp(&a->migrate, &b->migrate, sizeof(a->migrate)) ||
+	    a->nr_reasons != b->nr_reasons)
+		return false;
+	for (i = 0; i < a->nr_reasons; i++)
+		if (a->reason_unmaps[i] != b->reason_unmaps[i] ||
+		    a->reason_ro_folios[i] != b->reason_ro_folios[i])
 			return false;
 	return true;
 }
@@ -249,12 +319,12 @@ bool luf_counters_check(const struct luf_counters *c, int ncpus,
 	if (!side_check("reclaim", &c->reclaim, ncpus, why, len) ||
 	    !side_check("migrate", &c->migrate, ncpus, why, len))
 		return false;
-	for (i = 0; i < LUF_NR_REASONS; i++) {
+	for (i = 0; i < c->nr_reasons; i++) {
 		if (c->reason_ro_folios[i] > c->reason_unmaps[i]) {
 			snprintf(why, len,
 				 "migrate_%s_ro_folios %" PRIu64 " > migrate_%s_unmaps %" PRIu64,
-				 luf_reason_names[i], c->reason_ro_folios[i],
-				 luf_reason_names[i], c->reason_unmaps[i]);
+				 c->reason[i], c->reason_ro_folios[i],
+				 c->reason[i], c->reason_unmaps[i]);
 			return false;
 		}
 		su += c->reason_unmaps[i];
@@ -279,15 +349,25 @@ void luf_counters_log(const char *prefix, const struct luf_counters *c,
 		      bool nonzero)
 {
 	struct luf_counters x = *c;
-	char name[96];
+	const char *side;
 	uint64_t v;
-	int i;
+	int i, j;
 
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++) {
-		v = *counter_slot(&x, i);
-		if (nonzero && !v)
-			continue;
-		luf_counter_file_name(i, name, sizeof(name));
-		fprintf(stderr, "# %s%s=%" PRIu64 "\n", prefix, name, v);
+	for (j = 0; j < 2; j++) {
+		side = j ? "migrate" : "reclaim";
+		for (i = 0; i < 5; i++) {
+			v = *side_slot(j ? &x.migrate : &x.reclaim, i);
+			if (!nonzero || v)
+				fprintf(stderr, "# %s%s_%s=%" PRIu64 "\n", prefix,
+					side, side_fields[i], v);
+		}
+	}
+	for (i = 0; i < x.nr_reasons; i++) {
+		if (!nonzero || x.reason_unmaps[i])
+			fprintf(stderr, "# %smigrate_%s_unmaps=%" PRIu64 "\n",
+				prefix, x.reason[i], x.reason_unmaps[i]);
+		if (!nonzero || x.reason_ro_folios[i])
+			fprintf(stderr, "# %smigrate_%s_ro_folios=%" PRIu64 "\n",
+				prefix, x.reason[i], x.reason_ro_folios[i]);
 	}
 }

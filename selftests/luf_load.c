@@ -2,9 +2,10 @@
 /*
  * luf_load: loading and unloading luf.ko.
  *
- * - load creates /sys/kernel/mm/luf and /sys/kernel/debug/luf with every
- *   documented file, knobs 0644 and counters 0444, all readable as one
- *   decimal number and a newline;
+ * - load creates /sys/kernel/mm/luf, whose knobs are 0644, read as one
+ *   decimal number and a newline and are module parameters too, and
+ *   /sys/kernel/debug/luf/stat, 0444, one "<name> <value>" line per
+ *   counter;
  * - a second load fails with EEXIST and leaves the loaded module alone;
  * - unload removes both directories;
  * - the knobs are module parameters that set their initial values;
@@ -13,9 +14,11 @@
  * - load/unload can be repeated.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -28,32 +31,55 @@ static bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Both interface directories and every documented file are there. */
+/*
+ * Both interface directories are there: every file of the sysfs one a
+ * knob (0644, one decimal number) that is also a module parameter, and
+ * the debugfs one holding the counters' stat file (0444, one
+ * "<name> <decimal>" line per counter, no name twice).
+ */
 static void check_interfaces(struct __test_metadata *_metadata)
 {
-	char name[96], path[256];
+	struct luf_stat *st = malloc(sizeof(*st));
+	char path[512];
+	struct dirent *de;
+	int knobs = 0, i, j, ret;
 	uint64_t v;
-	int i;
+	DIR *d;
 
+	ASSERT_NE(NULL, st);
 	ASSERT_TRUE(luf_is_loaded());
 	ASSERT_TRUE(is_dir(LUF_SYSFS_DIR)) TH_LOG("%s missing", LUF_SYSFS_DIR);
 	ASSERT_TRUE(is_dir(LUF_DEBUGFS_DIR)) TH_LOG("%s missing", LUF_DEBUGFS_DIR);
 
-	for (i = 0; i < LUF_NR_KNOBS; i++) {
-		luf_knob_path(luf_knob_names[i], path, sizeof(path));
+	d = opendir(LUF_SYSFS_DIR);
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		knobs++;
+		luf_knob_path(de->d_name, path, sizeof(path));
 		ASSERT_EQ(0644, file_mode(path))
 			TH_LOG("%s: mode %o, want 0644", path, file_mode(path));
 		ASSERT_EQ(0, read_u64_strict(path, &v))
 			TH_LOG("%s does not read as one decimal number", path);
+		snprintf(path, sizeof(path), "%s/parameters/%s", LUF_MODULE_DIR,
+			 de->d_name);
+		ASSERT_TRUE(path_exists(path)) TH_LOG("knob %s is no module parameter",
+						     de->d_name);
 	}
-	for (i = 0; i < LUF_NR_COUNTER_FILES; i++) {
-		luf_counter_file_name(i, name, sizeof(name));
-		snprintf(path, sizeof(path), "%s/%s", LUF_DEBUGFS_DIR, name);
-		ASSERT_EQ(0444, file_mode(path))
-			TH_LOG("%s: mode %o, want 0444", path, file_mode(path));
-		ASSERT_EQ(0, read_u64_strict(path, &v))
-			TH_LOG("%s does not read as one decimal number", path);
-	}
+	closedir(d);
+	ASSERT_LT(0, knobs) TH_LOG("no knobs in %s", LUF_SYSFS_DIR);
+
+	ASSERT_EQ(0444, file_mode(LUF_STAT_FILE))
+		TH_LOG("%s: mode %o, want 0444", LUF_STAT_FILE, file_mode(LUF_STAT_FILE));
+	ret = luf_stat_read(st);
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", LUF_STAT_FILE, strerror(-ret));
+	ASSERT_LT(0, st->n) TH_LOG("%s is empty", LUF_STAT_FILE);
+	for (i = 0; i < st->n; i++)
+		for (j = 0; j < i; j++)
+			ASSERT_STRNE(st->line[i].name, st->line[j].name)
+				TH_LOG("%s twice in %s", st->line[i].name, LUF_STAT_FILE);
+	free(st);
 }
 
 static void check_gone(struct __test_metadata *_metadata)

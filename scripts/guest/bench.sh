@@ -76,6 +76,8 @@ RROUNDS=${LUF_BENCH_RECLAIM_ROUNDS:-24}
 MROUNDS=${LUF_BENCH_MIGRC_ROUNDS:-4}
 D=/tmp/luf-bench
 DBG=/sys/kernel/debug/luf
+# ctr NAME: one line of luf's stat file (0 if it has none)
+ctr() { awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$DBG/stat" 2>/dev/null || echo 0; }
 COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
 forced_write_fault forced_file_change forced_zone_low forced_shrinker
 forced_timer forced_threshold forced_isolate forced_aging mm_flushes flush_cpus cpus_pruned
@@ -140,7 +142,7 @@ one() {
 	out=$D/$name-$run-$pair.out
 	case $run in off) en=0 ;; on) en=1 ;; esac
 	knobs "$knob" "$en"
-	for f in $COUNTERS; do cat "$DBG/$f" > "$D/ctr.$f" 2>/dev/null || echo 0 > "$D/ctr.$f"; done
+	cat "$DBG/stat" > "$D/ctr.before" 2>/dev/null || : > "$D/ctr.before"
 	vmstat > "$D/vm.before"
 	sampler=
 	if [ "$name" = reclaim ] && [ "$pair" = 1 ]; then
@@ -168,14 +170,15 @@ one() {
 	fi
 	{
 		cat "$out.tmp"
-		for f in $COUNTERS; do
-			# held_pages_peak is a high-water mark since load, not a count
-			case $f in
-			held_pages_peak) v=$(cat "$DBG/$f" 2>/dev/null || echo 0) ;;
-			*) v=$(( $(cat "$DBG/$f" 2>/dev/null || echo 0) - $(cat "$D/ctr.$f") )) ;;
-			esac
-			echo "luf_$f=$v"
-		done
+		# held_pages_peak is a high-water mark since load, not a count
+		awk -v list="$COUNTERS" '
+			NR == FNR { b[$1] = $2; next }
+			{ a[$1] = $2 }
+			END {
+				n = split(list, c)
+				for (i = 1; i <= n; i++)
+					print "luf_" c[i] "=" (c[i] == "held_pages_peak" ? a[c[i]] + 0 : a[c[i]] - b[c[i]])
+			}' "$D/ctr.before" "$DBG/stat"
 		vmstat | awk 'NR == FNR { b[$1] = $2; next } { print "vm_" $1 "=" ($2 - b[$1]) }' "$D/vm.before" -
 		echo "unmapped=$(val "$out.tmp" "$wk")"
 	} > "$out"
@@ -321,8 +324,8 @@ atomic_run() {
 	secs=$1 free_mb=$2 burst=$3
 	case $run in off) en=0 ;; on) en=1 ;; esac
 	knobs enabled "$en"
-	h0=$(cat "$DBG/held_pages_total")
-	z0=$(cat "$DBG/released_zone_low")
+	h0=$(ctr held_pages_total)
+	z0=$(ctr released_zone_low)
 	luf_workload memcg --seconds $((secs + 8)) --readers "$READERS" > "$out.wl" 2>&1 &
 	wl=$!
 	sleep 3
@@ -334,8 +337,8 @@ atomic_run() {
 	{
 		sed 's/ /=/' "$ATOMIC"
 		echo "free_kb_after_fill=$free_kb"
-		echo "held=$(( $(cat "$DBG/held_pages_total") - h0 ))"
-		echo "released_zone_low=$(( $(cat "$DBG/released_zone_low") - z0 ))"
+		echo "held=$(( $(ctr held_pages_total) - h0 ))"
+		echo "released_zone_low=$(( $(ctr released_zone_low) - z0 ))"
 	} > "$out"
 	echo "fill 0" > "$ATOMIC"
 	wait "$wl" || { sed "s/^/# bench-atomic-$run-$pair: /" "$out.wl"; status=1; }

@@ -9,7 +9,7 @@
 # For each run it records deltas of:
 #   tlb_irq_sum                    sum of the TLB row of /proc/interrupts
 #   nr_tlb_remote_flush(_received) /proc/vmstat
-#   luf/<file>                     every integer file under /sys/kernel/debug/luf
+#   luf/<name>                     every line of /sys/kernel/debug/luf/stat
 #                                  (module loaded only; gauges show a delta too)
 #   wl.<key>                       the workload's own key=value output (as is)
 # and prints them as a table between "# luf-demo-table-begin" and
@@ -31,12 +31,8 @@ snap() {	# snap FILE: key=value per line
 				    print "tlb_irq_sum=" s }' /proc/interrupts
 		awk '$1 == "nr_tlb_remote_flush" || $1 == "nr_tlb_remote_flush_received" {
 			print $1 "=" $2 }' /proc/vmstat
-		if [ -d /sys/kernel/debug/luf ]; then
-			find /sys/kernel/debug/luf -type f | sort | while read -r f; do
-				v=$(head -c 64 "$f" 2>/dev/null | head -n 1) || continue
-				case $v in ''|*[!0-9-]*) continue ;; esac
-				echo "luf/${f#/sys/kernel/debug/luf/}=$v"
-			done
+		if [ -f /sys/kernel/debug/luf/stat ]; then
+			awk '{ print "luf/" $1 "=" $2 }' /sys/kernel/debug/luf/stat
 		fi
 	} > "$1"
 }

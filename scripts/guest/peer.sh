@@ -236,12 +236,10 @@ counters() {
 	n=0
 	echo "# luf-run: peer"
 	echo "# luf-peer: counters of the on pass ($DBG):"
-	for f in "$DBG"/*; do
-		[ -f "$f" ] && echo "#   ${f##*/} $(cat "$f")"
-	done
+	sed 's/^/#   /' "$DBG/stat" 2>/dev/null
 	for c in deferred_folios migrate_deferred; do
 		n=$((n + 1))
-		v=$(cat "$DBG/$c" 2>/dev/null || echo missing)
+		v=$(awk -v n="$c" '$1 == n { v = $2 } END { print v == "" ? "missing" : v }' "$DBG/stat" 2>/dev/null)
 		if [ "$v" != missing ] && [ "$v" -gt 0 ]; then
 			echo "ok $n peer: on pass deferred ($c=$v)"
 		else
