@@ -8,7 +8,8 @@
 # (static; cross for arm64 with ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-).
 # The kernel tree in ~/.cache/luf is shared, so the build uses a tree of
 # symbolic links to it in $LUF_OUT/ksft-src with a copy of selftests/ as
-# tools/testing/selftests/luf, and builds into $LUF_OUT/ksft-build.
+# tools/testing/selftests/luf, and builds into $LUF_OUT/ksft-build; the
+# fixes of the kselftest framework in selftests/patches are applied there.
 # Result: $LUF_OUT/kselftest (run_kselftest.sh, kselftest/, luf/,
 # kselftest-list.txt; the guest's /luf/kselftest), and the tools listed in
 # LUF_GUEST_TOOLS (lib.sh) in $LUF_OUT/bin/ (the guest's PATH).
@@ -16,7 +17,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-need_pkgs rsync make
+need_pkgs rsync make patch
 kdir=$(need_kdir)
 src=$LUF_OUT/ksft-src
 build=$LUF_OUT/ksft-build
@@ -36,7 +37,24 @@ if [ "$(cat "$src/.kdir" 2>/dev/null)" != "$kdir" ]; then
 	link_tree "$src/tools/testing/selftests" "$kdir/tools/testing/selftests" luf
 	echo "$kdir" > "$src/.kdir"
 fi
-rsync -a --delete "$LUF_TOP/selftests/" "$src/tools/testing/selftests/luf/"
+# selftests/patches: fixes of the kselftest framework the tests need, to
+# send upstream; until they are there, applied to copies of the files they
+# change (the links would change the shared tree), replaced only when
+# their content changes (a new time stamp would rebuild every program)
+pt=$(mktemp -d)
+files=$(sed -n 's|^+++ b/||p' "$LUF_TOP"/selftests/patches/*.patch | sort -u)
+for f in $files; do
+	mkdir -p "$pt/$(dirname "$f")"
+	cp "$kdir/$f" "$pt/$f"
+done
+for p in "$LUF_TOP"/selftests/patches/*.patch; do
+	patch -s -p1 -d "$pt" < "$p" || die "$p does not apply to $kdir"
+done
+for f in $files; do
+	cmp -s "$pt/$f" "$src/$f" || { rm -f "$src/$f"; cp "$pt/$f" "$src/$f"; }
+done
+rm -rf "$pt"
+rsync -a --delete --exclude patches "$LUF_TOP/selftests/" "$src/tools/testing/selftests/luf/"
 
 log "building the luf kselftests (static${cross:+, ${cross[*]}})"
 rm -rf "$inst"
