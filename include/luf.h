@@ -280,7 +280,7 @@ int luf_hold_init(void);
 void luf_hold_exit(void);
 bool luf_hold_page(struct page *page, unsigned int order);
 unsigned long luf_release(enum luf_cause cause);
-void luf_release_wait(void);
+void luf_release_all(enum luf_cause cause);
 long luf_held_now(void);
 void luf_kick(enum luf_cause cause);
 void luf_timer_rearm(void);

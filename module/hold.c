@@ -27,11 +27,11 @@ static struct work_struct luf_release_work;
 static struct work_struct luf_sweep_work;
 static struct shrinker *luf_shrinker;
 /*
- * luf_release() calls under way, in two phases: luf_release_wait() turns
- * the phase and waits only for the calls of the old one, so releases
- * that begin later cannot starve it.  A release counts itself with
- * preemption off, so a waiter (a hook, preemption off too) spins only on
- * a CPU that is running it.
+ * luf_release() calls that have taken or may take the held list, in two
+ * phases: luf_release_wait() turns the phase and waits only for the calls
+ * of the old one, so releases that begin later cannot starve it.  A
+ * release counts itself with preemption off, so a waiter (a hook,
+ * preemption off too) spins only on a CPU that is running it.
  */
 static atomic_t luf_releasing[2];
 static unsigned int luf_release_phase;
@@ -50,8 +50,12 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	unsigned long pfn = page_to_pfn(page), flags;
 	long held, peak;
 
-	/* Only order-0 folios are ever deferred. */
-	if (order || !luf_pfn_pending(pfn))
+	/*
+	 * Only order-0 folios are ever deferred.  A poisoned page never goes
+	 * back to the allocator (free_pages_prepare()); holding it would
+	 * only keep memory_failure() waiting.
+	 */
+	if (order || PageHWPoison(page) || !luf_pfn_pending(pfn))
 		return false;
 	/*
 	 * Checked again under the lock: luf_release() flushes before it takes
@@ -89,12 +93,36 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	return true;
 }
 
+/*
+ * Count a release in the phase it finds, and find it again after the
+ * count is visible: a luf_release_wait() that turned the phase meanwhile
+ * either sees the count or is seen, and then the release counts itself in
+ * the new phase.
+ */
+static atomic_t *luf_release_begin(void)
+{
+	unsigned int phase;
+	atomic_t *r;
+
+	for (;;) {
+		phase = READ_ONCE(luf_release_phase);
+		r = &luf_releasing[phase & 1];
+		atomic_inc(r);
+		/* Pairs with smp_mb() in luf_release_wait() */
+		smp_mb__after_atomic();
+		if (READ_ONCE(luf_release_phase) == phase)
+			return r;
+		atomic_dec(r);
+	}
+}
+
 /**
  * luf_release - flush everything deferred and free every held page
  * @cause: why, for the counters
  *
  * Context: task context with IRQs enabled; does not sleep, and runs with
- * preemption off while it has held pages off the list.
+ * preemption off from when it takes the held list until it has freed
+ * what it took.
  * Return: number of pages given back to the allocator.
  */
 unsigned long luf_release(enum luf_cause cause)
@@ -105,14 +133,12 @@ unsigned long luf_release(enum luf_cause cause)
 	LIST_HEAD(keep);
 	atomic_t *releasing;
 
-	preempt_disable();
-	releasing = &luf_releasing[READ_ONCE(luf_release_phase) & 1];
-	atomic_inc(releasing);
-	/* the flush and the list after the count (luf_release_wait()) */
-	smp_mb__after_atomic();
 	luf_batch_flush(cause, true);
 	/* what a settle under a page table lock left (luf_settle()) */
 	luf_batch_sweep();
+	/* counted before it takes the list (luf_release_wait()) */
+	preempt_disable();
+	releasing = luf_release_begin();
 	spin_lock_irqsave(&luf_hold_lock, flags);
 	list_splice_init(&luf_held_list, &list);
 	spin_unlock_irqrestore(&luf_hold_lock, flags);
@@ -155,7 +181,7 @@ unsigned long luf_release(enum luf_cause cause)
 	return freed;
 }
 
-/**
+/*
  * luf_release_wait - wait for the luf_release() calls of other tasks
  *
  * A release takes the held pages off the list before it frees them one by
@@ -166,18 +192,41 @@ unsigned long luf_release(enum luf_cause cause)
  * runs with preemption off).  It spins for as long as the releases it
  * waits for take to free what they took, which run with preemption off.
  */
-void luf_release_wait(void)
+static void luf_release_wait(void)
 {
 	atomic_t *old;
 
 	spin_lock(&luf_release_wait_lock);
 	old = &luf_releasing[luf_release_phase & 1];
 	WRITE_ONCE(luf_release_phase, luf_release_phase + 1);
-	/* Pairs with smp_mb__after_atomic() in luf_release() */
+	/* Pairs with smp_mb__after_atomic() in luf_release_begin() */
 	smp_mb();
 	while (atomic_read_acquire(old))
 		cpu_relax();
 	spin_unlock(&luf_release_wait_lock);
+}
+
+/**
+ * luf_release_all - release everything, and what other releases hold
+ * @cause: why, for the counters
+ *
+ * Pages another release took off the list are not free yet, and it may
+ * put pages back that were pending when it looked (its keep list) after
+ * this release took the list: release, wait for the releases under way,
+ * and do both again.  A release that takes the list after the first
+ * flush here keeps only folios deferred after that flush: none from a
+ * pageblock isolated before this call (luf_hook_unmap_done() settles
+ * those at once), and no page freed after the producers stopped.
+ *
+ * Context: task context with IRQs enabled; does not sleep (see
+ * luf_release_wait()).
+ */
+void luf_release_all(enum luf_cause cause)
+{
+	luf_release(cause);
+	luf_release_wait();
+	luf_release(cause);
+	luf_release_wait();
 }
 
 /**

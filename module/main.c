@@ -332,17 +332,7 @@ static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 		luf_kick(LUF_CAUSE_ISOLATE);
 		return;
 	}
-	/*
-	 * Pages another release took off the list are not free yet, and it
-	 * may put pages back that were pending when it looked (its keep
-	 * list) after this release's grab: release and wait twice.  A
-	 * release that begins after this flush keeps only folios deferred
-	 * after it, which luf_hook_unmap_done() settles in this range.
-	 */
-	luf_release(LUF_CAUSE_ISOLATE);
-	luf_release_wait();
-	luf_release(LUF_CAUSE_ISOLATE);
-	luf_release_wait();
+	luf_release_all(LUF_CAUSE_ISOLATE);
 }
 
 static void luf_hook_batch_flush(struct tlbflush_unmap_batch *ubc)
@@ -357,9 +347,10 @@ static void luf_hook_cpu_flush(bool done)
 	luf_ugen_cpu_flush(done);
 }
 
+/* Nothing defers any more; a release under way may still put pages back */
 static void luf_hook_drain(void)
 {
-	luf_release(LUF_CAUSE_UNLOAD);
+	luf_release_all(LUF_CAUSE_UNLOAD);
 }
 
 /* Every hook of linux/luf_hook_defs.h is luf_hook_<name>; set before use */
