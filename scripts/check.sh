@@ -36,7 +36,7 @@ set -euo pipefail
 # summarize LOG: the table and the verdict; returns 1 if anything failed.
 # The guest runs run_kselftest.sh, which prints each program's TAP output
 # prefixed with "# " and then its own "ok N selftests: luf: PROG" line; a
-# script that runs programs (luf_break.sh) nests once more.  A result line
+# script that runs programs (luf_gen_wrap.sh) nests once more.  A result line
 # at depth D is ("# " x D) then "ok " or "not ok ".  Counted are the
 # leaves: a result with results nested under it (since the previous result
 # of its depth) is a container, which adds a failure only if it failed
@@ -96,12 +96,7 @@ summarize() {
 		if (!container || (fail && !cfail)) {
 			counted = 1
 			if (fail) { f[n]++; F++; fl[++nf] = n ": " line }
-			else if (skip) {
-				s[n]++; S++
-				# luf_break.sh: tests of other modes (listed as a count)
-				if (line ~ /# SKIP not a test of broken mode/) bs++
-				else sl[++ns] = n ": " line
-			}
+			else if (skip) { s[n]++; S++; sl[++ns] = n ": " line }
 			else { p[n]++; P++ }
 		}
 		for (k = 0; k < d; k++) { nres[k]++; if (fail && counted) nfail[k]++ }
@@ -121,8 +116,7 @@ summarize() {
 		}
 		if (!done) { F++; fl[++nf] = "guest: no LUF-DONE (kernel crash, hang or timeout)" }
 		if (kfail) { F++; fl[++nf] = "kernel log: errors (listed above)" }
-		if (ns || bs) { print ""; print "skipped:"; for (i = 1; i <= ns; i++) print "  " sl[i] }
-		if (bs) print "  " bs " tests in the debug_break modes they do not catch"
+		if (ns) { print ""; print "skipped:"; for (i = 1; i <= ns; i++) print "  " sl[i] }
 		if (nf) { print ""; print "failed:"; for (i = 1; i <= nf; i++) print "  " fl[i] }
 		print ""
 		printf "%d skipped\n", S

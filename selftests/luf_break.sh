@@ -13,10 +13,24 @@
 # allow_unsafe=1).  LUF_BREAK_MODES: the modes to run (default 1 2 3 5
 # 6, and 4 on x86_64).
 # Each correctness program runs with LUF_BREAK=N: a test that catches N
-# passes only if its oracle saw the violation, the others skip.  Then one
+# passes only if its oracle saw the violation, the others skip.  The
+# programs' output is quoted here as it was printed ("# PROG break=N: "),
+# and this script reports one result of its own per test of mode N:
+#   ok K PROG break=N: TEST                      caught
+#   ok K PROG break=N: TEST # caught on rerun    missed in all its
+#	attempts, caught by the same test run again, alone, in a fresh
+#	process (PROG -r TEST; output quoted as "# ... rerun TEST: "):
+#	whatever kept the stale translation from being read (under QEMU
+#	TCG, a reader's TLB entry lost to a flush or an eviction that has
+#	nothing to do with luf.ko) rarely outlives the process whose layout
+#	it depends on
+#   not ok K PROG break=N: TEST                  missed, also on rerun
+#   ok K PROG break=N: TEST # SKIP REASON        not tried (no file
+#	system, no NUMA node, ...)
+# and "not ok" for a program that did not run to its end.  Then one
 # result per mode: at least one test caught it, none missed it and none
-# of its tests skipped (for want of a file system, a NUMA node, ...: a
-# mode not tried proves nothing).
+# of its tests skipped (a mode not tried proves nothing).  Tests of other
+# modes are counted, not listed.  The plan comes last.
 cd "$(dirname "$0")" || exit 1
 . ./luf_lib.sh
 
@@ -24,44 +38,51 @@ progs="luf_reuse luf_write luf_unmap luf_fault luf_nofault luf_lifecycle"
 modes="1 2 3 5 6"
 [ "$(uname -m)" = x86_64 ] && modes="$modes 4"
 modes=${LUF_BREAK_MODES:-$modes}
-nprogs=$(echo "$progs" | wc -w)
-total=0
-for m in $modes; do
-	case $m in
-	4|6) total=$((total + 2)) ;;
-	*) total=$((total + nprogs + 1)) ;;
-	esac
-done
-luf_plan "$total"
 
-luf_log=${TMPDIR:-/tmp}/luf-break.$$
-out=$luf_log.out
+out=${TMPDIR:-/tmp}/luf-break.$$
+echo "TAP version 13"
 
-# brk_run PROG MODE: run PROG with LUF_BREAK=MODE, its output to $out and
-# its exit status to $brc.  A test that missed the violation in all its
-# attempts runs once more, alone, in a fresh process (-r NAME): whatever
-# kept the stale translation from being read (under QEMU TCG, a reader's
-# TLB entry lost to a flush or an eviction that has nothing to do with
-# luf.ko) rarely outlives the process whose layout it depends on.  If the
-# fresh process catches it, the test counts as caught; its output is kept.
-brk_run() {
+# brk_prog PROG MODE: run PROG with LUF_BREAK=MODE and report its tests;
+# adds to $caught, $rerun, $missed, $untried and $other
+brk_prog() {
 	env LUF_BREAK="$2" "./$1" > "$out" 2>&1
 	brc=$?
-	[ "$brc" = 0 ] && return
-	# shellcheck disable=SC2013 # test names are single words
-	for t in $(sed -n 's/^not ok [0-9]* \([A-Za-z0-9_.]*\)$/\1/p' "$out"); do
-		env LUF_BREAK="$2" "./$1" -r "$t" > "$out.r" 2>&1
-		sed 's/^/# retry: /' "$out.r" >> "$out"
-		if grep -qx "ok 1 $t" "$out.r"; then
-			sed "s/^not ok \([0-9]*\) $t\$/ok \1 $t/" "$out" > "$out.s" &&
-				mv "$out.s" "$out"
-			echo "# $t: missed in its attempts, caught by a fresh process" >> "$out"
-			fresh=$((fresh + 1))
-		fi
-	done
-	rm -f "$out.r"
-	# every miss caught, and the first run got to the end (no crash)
-	grep -q '^not ok [0-9]' "$out" || ! grep -q '^# Totals: ' "$out" || brc=0
+	sed "s/^/# $1 break=$2: /" "$out"
+	if grep -q '^1\.\.0 # SKIP' "$out"; then
+		untried=$((untried + 1))
+		luf_n=$((luf_n + 1))
+		echo "ok $luf_n $1 break=$2 # SKIP $(sed -n 's/^1\.\.0 # SKIP //p' "$out")"
+		return
+	fi
+	grep -q '^# Totals: ' "$out" ||
+		{ missed=$((missed + 1)); luf_result 0 "$1 break=$2: did not finish (exit $brc)"; }
+	sed -n 's/^\(not \)*ok [0-9]* \([^ ]*\).*/\2/p' "$out" > "$out.res"
+	while read -r t; do
+		res=$(awk -v t="$t" '($1 == "ok" && $3 == t) ||
+				     ($1 == "not" && $4 == t) { print; exit }' "$out")
+		case $res in
+		*"# SKIP not a test of broken mode"*)
+			other=$((other + 1)) ;;
+		*"# SKIP"*)
+			untried=$((untried + 1))
+			luf_n=$((luf_n + 1))
+			echo "ok $luf_n $1 break=$2: $t # SKIP ${res#*# SKIP }" ;;
+		"ok "*)
+			caught=$((caught + 1))
+			luf_result 1 "$1 break=$2: $t" ;;
+		*)
+			env LUF_BREAK="$2" "./$1" -r "$t" > "$out.r" 2>&1
+			sed "s/^/# $1 break=$2 rerun $t: /" "$out.r"
+			if grep -qx "ok 1 $t" "$out.r"; then
+				rerun=$((rerun + 1))
+				luf_result 1 "$1 break=$2: $t # caught on rerun"
+			else
+				missed=$((missed + 1))
+				luf_result 0 "$1 break=$2: $t"
+			fi ;;
+		esac
+	done < "$out.res"
+	rm -f "$out" "$out.r" "$out.res"
 }
 rc=0
 for m in $modes; do
@@ -70,24 +91,14 @@ for m in $modes; do
 	6) list=luf_race ;;
 	*) list=$progs ;;
 	esac
-	: > "$luf_log"
-	ok=1
-	fresh=0
+	caught=0 rerun=0 missed=0 untried=0 other=0
 	for p in $list; do
-		brk_run "$p" "$m"
-		# shellcheck disable=SC2016 # expanded by the inner sh
-		luf_run "$p break=$m" sh -c 'cat "$1"; exit "$2"' sh \
-			"$out" "$brc" || ok=0
+		brk_prog "$p" "$m"
 	done
-	# the nested results: tests that caught mode m, tests that did not,
-	# and tests of mode m that skipped (a mode not tried proves nothing)
-	caught=$(grep '^# ok [0-9]' "$luf_log" | grep -vc '# SKIP')
-	missed=$(grep -c '^# not ok [0-9]' "$luf_log")
-	untried=$(grep '^# ok [0-9].*# SKIP' "$luf_log" |
-		  grep -vc 'not a test of broken mode')
-	[ "$caught" -gt 0 ] && [ "$missed" -eq 0 ] && [ "$untried" -eq 0 ] || ok=0
+	ok=0
+	[ $((caught + rerun)) -gt 0 ] && [ "$missed" -eq 0 ] && [ "$untried" -eq 0 ] && ok=1
 	[ $ok = 1 ] || rc=1
-	luf_result $ok "debug_break=$m caught ($caught tests caught it, $fresh of them in a fresh process, $missed did not, $untried skipped)"
+	luf_result $ok "debug_break=$m caught ($((caught + rerun)) tests caught it, $rerun of them on rerun, $missed did not, $untried skipped; $other tests of other modes)"
 done
-rm -f "$luf_log" "$out"
+echo "1..$luf_n"
 exit "$rc"
