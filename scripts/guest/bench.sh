@@ -45,8 +45,9 @@
 # benchmark, and one RESULT line per benchmark:
 #   RESULT NAME vcpus=N readers=N pairs=N
 #     reduction_pct=X reduction_range=MIN..MAX        (headline: reclaim TLB
-#                      IRQs, migrc and migrc-demote nr_tlb_remote_flush, arm64
-#                      broadcast TLBIs; per 1000 pages unmapped, median of pairs)
+#                      IRQs, migrc and migrc-demote nr_tlb_remote_flush; on
+#                      arm64, RESULT arm64-NAME, broadcast TLBIs; per 1000
+#                      pages unmapped, median of pairs)
 #     tlb_irqs_off=N tlb_irqs_on=N tlb_irqs_per_kpage_off=X ..._on=X
 #     remote_flush_off=N remote_flush_on=N remote_flush_per_kpage_off=X ..._on=X
 #     (arm64: tlbi_off=N tlbi_on=N tlbi_per_kpage_off=X tlbi_per_kpage_on=X)
@@ -81,7 +82,7 @@ ctr() { awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$DBG/stat" 2>/de
 COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
 forced_write_fault forced_file_change forced_zone_low forced_shrinker
 forced_timer forced_threshold forced_isolate forced_aging mm_flushes flush_cpus cpus_pruned
-reclaim_unmaps reclaim_ro_folios reclaim_deferred tlbi_avoided tlbi_issued"
+reclaim_unmaps reclaim_ro_folios reclaim_deferred migrate_ro_folios tlbi_avoided tlbi_issued"
 # /proc/vmstat counters kept per run (vm_*), to see what else changed
 VMSTAT="pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd pgmajfault
 workingset_refault_file workingset_activate_file pgactivate pgdeactivate pgrefill"
@@ -135,7 +136,8 @@ knobs() {	# knobs LIST VALUE: write VALUE to each knob of the comma LIST
 # one NAME KNOBS RUN PAIR WORKKEY WORKLOAD-ARGS...: one run; appends to the
 # workload's key=value output (NAME-RUN-PAIR.out) the luf counter deltas
 # (luf_*), the pages unmapped (unmapped=, from WORKKEY) and on arm64 the
-# broadcast TLBIs of the reclaimed read-only pages (tlbi=)
+# broadcast TLBIs of the read-only pages reclaim and migration unmapped
+# (tlbi=)
 one() {
 	name=$1 knob=$2 run=$3 pair=$4 wk=$5
 	shift 5
@@ -184,13 +186,21 @@ one() {
 	} > "$out"
 	rm -f "$out.tmp"
 	if [ "$ARCH" = aarch64 ]; then
-		# arm64 sends no IPIs: count broadcast TLBIs for the reclaimed
-		# read-only pages.  Off: one TLBI VALE1IS per read-only PTE
-		# (reclaim_ro_folios: the readers map each page once).  On:
-		# those not left out, plus the ASID-wide ones the deferred
-		# flushes sent.
-		ro=$(val "$out" luf_reclaim_ro_folios)
-		echo "tlbi=$((ro - $(val "$out" luf_tlbi_avoided) + $(val "$out" luf_tlbi_issued)))" >> "$out"
+		# arm64 sends no IPIs: count broadcast TLBIs for the read-only
+		# pages reclaim and migration unmapped.  Off: one TLBI VALE1IS
+		# per read-only PTE (<path>_ro_folios: the readers map each page
+		# once).  On: those not left out, plus the ASID-wide ones the
+		# deferred flushes sent.  More left out than there were
+		# read-only folios would break that premise: an error, not a
+		# negative count.
+		ro=$(( $(val "$out" luf_reclaim_ro_folios) + $(val "$out" luf_migrate_ro_folios) ))
+		avoided=$(val "$out" luf_tlbi_avoided)
+		if [ "$avoided" -gt "$ro" ]; then
+			say "error: $name ($run, pair $pair): $avoided TLBIs left out for $ro read-only folios"
+			status=1
+			avoided=$ro
+		fi
+		echo "tlbi=$((ro - avoided + $(val "$out" luf_tlbi_issued)))" >> "$out"
 	fi
 	sed "s/^/# bench-$name-$run-$pair: /" "$out"
 	awk -F= -v n="$name" -v r="$run" -v p="$pair" '
@@ -294,7 +304,7 @@ summary() {
 		printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(fo_, n), med(fn_, n), med(fr, n), mn(fr, n), mx(fr, n)
 		printf "%-36s %12s %12.2f %9.1f%% (%.1f..%.1f)\n", "  without the timer flushes", "", med(fu, n), med(fur, n), mn(fur, n), mx(fur, n)
 		if (arch == "aarch64") {
-			printf "%-36s %12d %12d\n", "broadcast TLBIs (reclaimed RO pages)", Mo["tlbi"], Mn["tlbi"]
+			printf "%-36s %12d %12d\n", "broadcast TLBIs (read-only pages)", Mo["tlbi"], Mn["tlbi"]
 			printf "%-36s %12.2f %12.2f %9.1f%% (%.1f..%.1f)\n", "  per 1000 pages unmapped", med(to, n), med(tn, n), med(tr, n), mn(tr, n), mx(tr, n)
 		}
 		printf "%-36s %12d %12d\n", "luf deferred folios", Mo["luf_deferred_folios"], Mn["luf_deferred_folios"]
@@ -426,8 +436,10 @@ for b in $LIST; do
 	case $b in
 	reclaim) t="reclaim benchmark (memcg; pages unmapped = memcg pgsteal)"
 		 h=tlb_irqs; [ "$ARCH" = aarch64 ] && h=tlbi ;;
-	migrc) t="MIGRC benchmark (move_pages; pages unmapped = pages migrated)"; h=nr_tlb_remote_flush ;;
-	migrc-demote) t="MIGRC benchmark (demotion; pages unmapped = pgdemote)"; h=nr_tlb_remote_flush ;;
+	migrc) t="MIGRC benchmark (move_pages; pages unmapped = pages migrated)"
+	       h=nr_tlb_remote_flush; [ "$ARCH" = aarch64 ] && h=tlbi ;;
+	migrc-demote) t="MIGRC benchmark (demotion; pages unmapped = pgdemote)"
+		      h=nr_tlb_remote_flush; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	*) continue ;;
 	esac
 	ls "$D/$b"-off-*.out >/dev/null 2>&1 || continue
@@ -438,8 +450,8 @@ echo "# luf-bench-table-end"
 for b in $LIST; do
 	[ -f "$D/$b.result" ] || continue
 	r=$(cat "$D/$b.result")
-	# arm64's reclaim line says what it counts
-	[ "$ARCH" = aarch64 ] && [ "$b" = reclaim ] && r="RESULT arm64-reclaim ${r#RESULT reclaim }"
+	# arm64's lines say what they count (TLBIs, not IRQs)
+	[ "$ARCH" = aarch64 ] && r="RESULT arm64-$b ${r#RESULT "$b" }"
 	echo "$r"
 done
 exit $status
