@@ -53,7 +53,9 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	/*
 	 * Only order-0 folios are ever deferred.  A poisoned page never goes
 	 * back to the allocator (free_pages_prepare()); holding it would
-	 * only keep memory_failure() waiting.
+	 * only keep memory_failure() waiting.  One poisoned just after this
+	 * test is held, but was deferred before pages_wanted's first flush,
+	 * so that release frees it.
 	 */
 	if (order || PageHWPoison(page) || !luf_pfn_pending(pfn))
 		return false;
@@ -108,7 +110,13 @@ static atomic_t *luf_release_begin(void)
 		phase = READ_ONCE(luf_release_phase);
 		r = &luf_releasing[phase & 1];
 		atomic_inc(r);
-		/* Pairs with smp_mb() in luf_release_wait() */
+		/*
+		 * Pairs with smp_mb() in luf_release_wait().  Also orders the
+		 * flush a luf_release_all() made before its first wait (the
+		 * store of luf_done) before that wait's turn of the phase: a
+		 * release counted in the new phase sees that flush.  A wait
+		 * without a release before it would lose this.
+		 */
 		smp_mb__after_atomic();
 		if (READ_ONCE(luf_release_phase) == phase)
 			return r;
