@@ -208,7 +208,7 @@ int demote_deferred(const struct luf_ev *before)
 	uint64_t d;
 	int i, err;
 
-	for (i = 0; i < 16; i++) {
+	for (i = 0; i < LUF_TRIES; i++) {
 		err = memcg_write(g_cg, "memory.reclaim", "1M");
 		if (err && err != -EAGAIN)
 			return err;
@@ -267,7 +267,7 @@ void make_deferred(struct __test_metadata *_metadata, enum how how,
 		 * before "nothing pending" fails the test.
 		 */
 		ok = after->held > 0 || (!need_held && after->pending > 0);
-		if (ok || how == BY_DEMOTION || try == PRECOND_TRIES)
+		if (ok || how == BY_DEMOTION || try == LUF_TRIES)
 			break;
 		if (how == BY_MIGRATION)
 			ASSERT_EQ(0, move_to_node(map, len, 0));
@@ -423,7 +423,7 @@ void *anon_buf(size_t len)
 
 int nr_attempts(void)
 {
-	return g_break ? BROKEN_ATTEMPTS : 1;
+	return g_break ? LUF_TRIES : 1;
 }
 
 /*

@@ -22,7 +22,7 @@
  * device interrupt and the unbound workqueues go to CPU 0, the per-CPU
  * vmstat work slows down; all restored at exit), keep the window between
  * the page-out and the change short, and in a broken run make up to
- * BROKEN_ATTEMPTS attempts per test.
+ * LUF_TRIES attempts per test.
  *
  * Each test pages its mapping out with MADV_PAGEOUT (reclaim) or, in the
  * variants named *_migrate, moves it to node 1 with move_pages(2) (MIGRC:
@@ -139,26 +139,21 @@ enum how {
 
 #define MIGRATE_NODE	1
 /*
- * Tries of a normal run before a precondition fails the test: whether a
- * deferral survives until it is checked, or splice steals a page, depends
- * on what the other CPUs do meanwhile (make_deferred(), luf_reuse steal).
- */
-#define PRECOND_TRIES	3
-
-/*
- * A stale entry lives until something flushes the reader's CPU, and the
+ * Whether a deferral survives until it is checked, or splice steals a
+ * page, depends on what the other CPUs do meanwhile (make_deferred(),
+ * luf_reuse steal): such a try is made again (LUF_TRIES, libluf.h).  A
+ * stale entry lives until something flushes the reader's CPU, and the
  * deferred unmap moved the mm's tlb_gen, so a kernel thread that runs on a
- * reader CPU in the window (lazy TLB, then back) flushes it too: in a broken
- * run a test makes up to BROKEN_ATTEMPTS attempts and passes at the first
+ * reader CPU in the window (lazy TLB, then back) flushes it too: in a
+ * broken run a test makes up to LUF_TRIES attempts and passes at the first
  * that catches the violation.  A normal run makes one attempt.
  */
-#define BROKEN_ATTEMPTS	10
 
 struct outcome {
 	uint64_t bad;		/* violations the oracle saw */
 	uint64_t errors;	/* reader errors (unexpected faults) */
 	int attempts;
-	uint64_t bad_at[BROKEN_ATTEMPTS];
+	uint64_t bad_at[LUF_TRIES];
 };
 
 /*

@@ -39,6 +39,17 @@
 
 #define LUF_MAX_READERS		16
 
+/*
+ * The one retry rule.  A try whose premise something outside the test
+ * took away (another CPU flushed the stale entry, reclaim kept the page,
+ * no page was stolen, no pageblock could be isolated, a migration left
+ * pages behind) is made again from scratch, at most LUF_TRIES times in
+ * all, and the test fails or skips, saying why, only if no try kept its
+ * premise.  In a broken mode (debug_break) a test likewise makes up to
+ * LUF_TRIES attempts and passes at the first that sees the violation.
+ */
+#define LUF_TRIES		10
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #endif

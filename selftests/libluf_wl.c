@@ -173,7 +173,7 @@ static long migrate_all(struct wl_state *s, int node, size_t chunk,
 			s->pages[todo++] = (void *)(s->f.map + i * luf_page_size());
 	if (!chunk)
 		chunk = n;
-	for (attempt = 0; todo && attempt < 4; attempt++) {
+	for (attempt = 0; todo && attempt < LUF_TRIES; attempt++) {
 		size_t left = 0, c;
 
 		for (i = 0; i < todo; i++)

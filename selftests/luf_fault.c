@@ -502,9 +502,6 @@ static void fault_run(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, luf_ev_read(&r->e1));
 }
 
-/* Tries for a run whose fault replaced page 0 (see fault_once()) */
-#define FAULT_TRIES	5
-
 /*
  * One attempt.  Its fault must have replaced the readers' page 0 (the
  * writer got another PFN), or the run shows nothing: the reclaim in the
@@ -512,7 +509,7 @@ static void fault_run(struct __test_metadata *_metadata,
  * accessed flag is set by a fault: a reader that lost its TLB entry after
  * clear_refs (to any flush by address, which empties a small TCG TLB)
  * marks page 0 young again, and reclaim keeps it.  Such a run is set up
- * again, at most FAULT_TRIES times.
+ * again, at most LUF_TRIES times.
  */
 static void fault_once(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(fault) *self,
@@ -524,7 +521,7 @@ static void fault_once(struct __test_metadata *_metadata,
 
 	for (tries = 1; ; tries++) {
 		fault_run(_metadata, self, variant, &r);
-		if (r.old_pfn != self->ctl->pfn || tries == FAULT_TRIES)
+		if (r.old_pfn != self->ctl->pfn || tries == LUF_TRIES)
 			break;
 		fault_release(self);
 	}

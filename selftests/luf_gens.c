@@ -182,8 +182,6 @@ static void settle(struct __test_metadata *_metadata, struct gens_delta *d)
 	     d->pruned);
 }
 
-#define ATTEMPTS	4
-
 /*
  * The control needs no CPU to flush between the deferral and the settle.
  * Something in the window that flushes the mm on every CPU by accident
@@ -196,7 +194,7 @@ TEST_F_TIMEOUT(gens, control, 300)
 	struct gens_delta d;
 	int i;
 
-	for (i = 0; i < ATTEMPTS; i++) {
+	for (i = 0; i < LUF_TRIES; i++) {
 		if (i)
 			ASSERT_EQ(0, gens_reload());
 		defer_one_entry(_metadata, self);
@@ -206,7 +204,7 @@ TEST_F_TIMEOUT(gens, control, 300)
 		note("attempt %d: every CPU flushed in the window, again\n", i + 1);
 	}
 	ASSERT_EQ((uint64_t)0, d.pruned)
-		TH_LOG("the CPUs flushed by accident in all %d attempts", ATTEMPTS);
+		TH_LOG("the CPUs flushed by accident in all %d attempts", LUF_TRIES);
 	ASSERT_EQ((uint64_t)0, d.skipped);
 	ASSERT_EQ((uint64_t)1, d.flushes);
 #if defined(__aarch64__)
@@ -220,7 +218,7 @@ TEST_F_TIMEOUT(gens, control, 300)
  * lazy and gets no IPI; it catches up when it switches back
  * (switch_mm_irqs_off()), which the hook does not record.  That CPU then
  * still needs the deferred flush, rightly: so the scenario is tried up to
- * ATTEMPTS times, each from a fresh load, and must end with nothing sent
+ * LUF_TRIES times, each from a fresh load, and must end with nothing sent
  * once.
  */
 TEST_F_TIMEOUT(gens, all_cpus_flushed, 600)
@@ -229,7 +227,7 @@ TEST_F_TIMEOUT(gens, all_cpus_flushed, 600)
 	uint64_t v;
 	int i;
 
-	for (i = 0; i < ATTEMPTS; i++) {
+	for (i = 0; i < LUF_TRIES; i++) {
 		if (i)
 			ASSERT_EQ(0, gens_reload());
 		defer_one_entry(_metadata, self);
@@ -246,7 +244,7 @@ TEST_F_TIMEOUT(gens, all_cpus_flushed, 600)
 		}
 		note("attempt %d: a CPU missed the flush (lazy?), again\n", i + 1);
 	}
-	ASSERT_TRUE(false) TH_LOG("the flush was sent in all %d attempts", ATTEMPTS);
+	ASSERT_TRUE(false) TH_LOG("the flush was sent in all %d attempts", LUF_TRIES);
 }
 #endif
 

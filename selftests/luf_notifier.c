@@ -475,7 +475,6 @@ static int contig_try(struct luf_file *f, size_t y, uint64_t pfn,
 
 #define CONTIG_PAGES	4096
 #define CONTIG_BEFORE	64	/* mapped pages of the pageblock before Y */
-#define CONTIG_TRIES	16
 
 TEST_F_TIMEOUT(notifier, contig_isolated, 300)
 {
@@ -518,7 +517,7 @@ TEST_F_TIMEOUT(notifier, contig_isolated, 300)
 	ASSERT_GT(d[1], d[0]) TH_LOG("a page-out deferred nothing: the test would prove nothing");
 	/* Y: the highest pfn of its pageblock, with enough of the file below */
 	ret = -ESRCH;
-	for (i = 0; i < CONTIG_PAGES - 1 && ret == -ESRCH && tries < CONTIG_TRIES; i++) {
+	for (i = 0; i < CONTIG_PAGES - 1 && ret == -ESRCH && tries < LUF_TRIES; i++) {
 		size_t below = 0;
 		bool top = pfns[i] != 0;
 

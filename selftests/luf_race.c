@@ -48,7 +48,7 @@
  * the migration: the main thread waits for them to pass P, not for a
  * fixed time, so even single-threaded TCG, which runs one vCPU at a time,
  * makes valid tries (10 of 11 in one x86_64 run; broken mode 6 caught at
- * the 3rd try).  With no valid try in its first FUTILE_TRIES the test
+ * the 3rd try).  With no valid try in its first LUF_TRIES the test
  * stops and skips.  make check runs it on single- and multi-threaded
  * TCG.
  *
@@ -80,7 +80,6 @@
 #define RACE_BREAK	6	/* debug_break: defer under a pending flush */
 #define MIN_VALID	10	/* normal run: valid tries wanted */
 #define RACE_SECONDS	120	/* ... or tries made for at most this long */
-#define FUTILE_TRIES	30	/* none of this many valid: stop (and skip) */
 #define SPIN_LIMIT	20000	/* pagemap reads while waiting for the walks */
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 #define PM_UFFD_WP	(1ULL << 57)
@@ -397,7 +396,7 @@ TEST_F_TIMEOUT(race, migrate_keeps_last_store, RACE_SECONDS + 120)
 	enum try_result res;
 
 	while (time(NULL) < end && (g_break ? !lost : valid < MIN_VALID) &&
-	       (valid || tries < FUTILE_TRIES)) {
+	       (valid || tries < LUF_TRIES)) {
 		res = race_try(_metadata, self, &o);
 		if (_metadata->exit_code)
 			return;
