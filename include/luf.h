@@ -125,7 +125,6 @@ unsigned long luf_max_pending_pages(void);
 bool luf_bound_reached(long pending, long held, unsigned long max_pages);
 enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
 				     unsigned int fault_flags, bool prot_write);
-bool luf_file_change_flushes(enum luf_file_why why);
 bool luf_aging_wanted(enum luf_ctx ctx);
 bool luf_aging_due(long pending, unsigned long pages);
 bool luf_can_flush(void);

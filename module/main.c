@@ -154,7 +154,7 @@ static void luf_settle(enum luf_cause cause)
 }
 
 static bool luf_hook_unmap_done(struct folio *folio,
-				struct tlbflush_unmap_batch *ro, int ttu_flags)
+				struct tlbflush_unmap_batch *ro)
 {
 	unsigned int left_out;
 
@@ -258,7 +258,7 @@ static bool luf_vma_pending(struct vm_area_struct *vma)
  * __folio_migrate_mapping(), a fully ordered cmpxchg, for the page-cache
  * folios that matter), means that one of the two sees the other (a
  * writable destination PTE calls this hook).  Other callers with @flags 0
- * (khugepaged's set_huge_pmd()) only pay for a barrier they do not need.
+ * (a fault without FAULT_FLAG_* set) only pay for a barrier they do not need.
  */
 static void luf_hook_write_fault(struct vm_area_struct *vma,
 				 unsigned long addr, unsigned int flags)
@@ -293,21 +293,26 @@ static void luf_hook_write_fault(struct vm_area_struct *vma,
 }
 
 /*
- * The page cache of @mapping changes: luf_file_change_flushes() (policy.c)
- * says which changes flush; only page caches with deferred folios matter.
+ * The page cache of @mapping changes (before the change; after a
+ * truncation or a direct write, right after it).  A stale read-only
+ * translation shows the content as it was when the folio was unmapped;
+ * writes, truncation (hole punching too) and invalidation after the
+ * backing store changed make that wrong.  So does remove_mapping(): besides
+ * eviction it is how splice(SPLICE_F_MOVE) steals a page-cache page for
+ * another file (FUSE), which then writes it in place without freeing it.
+ * Only page caches with deferred folios matter; then everything deferred
+ * is flushed.
  */
-static void luf_hook_file_change(struct address_space *mapping,
-				 enum luf_file_why why)
+static void luf_hook_file_change(struct address_space *mapping)
 {
-	if (!luf_file_change_flushes(why) || !luf_key_pending(mapping))
+	if (!luf_key_pending(mapping))
 		return;
 	if (READ_ONCE(luf_state.debug_break) != LUF_BREAK_WRITE)
 		luf_settle(LUF_CAUSE_FILE_CHANGE);
 }
 
 /* Release held pages if the allocation may flush (luf_may_flush_alloc()) */
-static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
-			      unsigned int alloc_flags, gfp_t gfp)
+static bool luf_hook_zone_low(gfp_t gfp)
 {
 	if (!atomic_long_read(&luf_state.held))
 		return false;
@@ -319,7 +324,7 @@ static bool luf_hook_zone_low(struct zone *zone, unsigned int order,
 }
 
 /* A held page is neither free nor in use: isolation would wait forever. */
-static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
+static void luf_hook_pages_wanted(void)
 {
 	/* Pairs with smp_mb() in luf_hook_unmap_done() */
 	smp_mb();
@@ -335,11 +340,11 @@ static void luf_hook_pages_wanted(unsigned long pfn, unsigned long nr)
 	luf_release_all(LUF_CAUSE_ISOLATE);
 }
 
-static void luf_hook_batch_flush(struct tlbflush_unmap_batch *ubc)
+static void luf_hook_batch_flush(void)
 {
 	/* try_to_unmap_flush() resets luf_ro and luf_other after the flush */
 	if (luf_knob(observe))
-		luf_observe_flush(ubc);
+		luf_observe_flush(&current->tlb_ubc);
 }
 
 static void luf_hook_cpu_flush(bool done)
@@ -380,7 +385,7 @@ static int __init luf_init(void)
 	int i, ret;
 
 	luf_knobs_init();
-#define LUF_HOOK(type, name, ...)	(luf_ops.on_##name = luf_hook_##name)
+#define LUF_HOOK(name, ...)	(luf_ops.on_##name = luf_hook_##name)
 #include <linux/luf_hook_defs.h>
 	for (i = 0; i < ARRAY_SIZE(luf_parts); i++) {
 		ret = luf_parts[i].init();
@@ -412,3 +417,4 @@ module_init(luf_init);
 module_exit(luf_exit);
 MODULE_DESCRIPTION("Lazy unmap flush (LUF) and migration read copy (MIGRC)");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(LUF);

@@ -56,8 +56,8 @@ bool luf_may_defer(enum luf_ctx ctx, int reason)
  * @folio: a folio whose every PTE was read-only and clean
  *
  * Excluded: large folios, zone-device and KSM folios, CMA and isolated
- * pageblocks, and page-cache folios of a filesystem whose page-cache
- * changes do not all reach the file_change hook.
+ * pageblocks, and page-cache folios of a file system that does not call
+ * luf_file_change() at every page-cache change (no FS_LUF_HOOKED).
  *
  * Return: true if @folio may be deferred.
  */
@@ -73,7 +73,8 @@ bool luf_folio_deferrable(struct folio *folio)
 		return false;
 	if (folio_test_anon(folio))
 		return true;
-	return folio->mapping && luf_mapping_hooked(folio->mapping);
+	return folio->mapping &&
+	       (folio->mapping->host->i_sb->s_type->fs_flags & FS_LUF_HOOKED);
 }
 
 /**
@@ -203,27 +204,6 @@ enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
 		return LUF_SCOPE_ALL;
 	return (vm_flags & VM_WRITE) && prot_write ?
 	       LUF_SCOPE_ALL : LUF_SCOPE_NONE;
-}
-
-/**
- * luf_file_change_flushes - must a change of page-cache content flush?
- * @why: what changes
- *
- * A stale read-only translation shows the page-cache content as it was
- * when the folio was unmapped.  Writes, truncation (including hole
- * punching) and invalidation after the backing store changed make that
- * wrong, so they flush first.  So does remove_mapping(): besides eviction
- * it is how splice(SPLICE_F_MOVE) steals a page-cache page for another
- * file (FUSE), which then writes it in place without freeing it.
- * folio_mkclean() leaves the content as it is.  Only page caches with
- * deferred folios matter (the caller checks luf_key_pending()); then
- * everything deferred is flushed.
- *
- * Return: true unless the content stays as it is.
- */
-bool luf_file_change_flushes(enum luf_file_why why)
-{
-	return why != LUF_FILE_MKCLEAN;
 }
 
 /**

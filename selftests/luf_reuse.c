@@ -26,7 +26,7 @@
  * replace_page_cache_folio()): the page becomes a page of the FUSE file,
  * and a write to that file changes it in place.  The free hook never sees
  * it, so only the module's flush at remove_mapping() (the file_change
- * hook, LUF_FILE_REMOVE) keeps the stale entries of the first file from
+ * hook at remove_mapping()) keeps the stale entries of the first file from
  * reading the new owner's bytes: broken mode 2.  (The only other
  * pipe_buf_try_steal() caller in 6.12 is virtio_console's pipe_to_sg(),
  * splice to a virtio-serial port: it hands the stolen page to the device,
@@ -798,13 +798,13 @@ static void steal_once(struct __test_metadata *_metadata,
 	/*
 	 * Whether splice steals a page or copies it depends on its references
 	 * at that moment (a busy host left all 16 copied once): a normal run
-	 * tries again, up to PRECOND_TRIES times, unless a reader already saw
+	 * tries again, up to LUF_TRIES times, unless a reader already saw
 	 * a violation.
 	 */
 	do {
 		steal_try(_metadata, self, s, &stolen);
 	} while (!g_break && !stolen && !s->stale && !s->corrupt &&
-		 !s->bad_fault && ++tries < PRECOND_TRIES);
+		 !s->bad_fault && ++tries < LUF_TRIES);
 	/*
 	 * A broken run's attempt without a steal just catches nothing
 	 * (RUN_ATTEMPTS makes another): G+1 read through the ext4 mapping

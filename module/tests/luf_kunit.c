@@ -22,3 +22,4 @@ struct luf_state luf_state;
 
 MODULE_DESCRIPTION("KUnit tests for luf.ko");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(LUF);

@@ -81,16 +81,6 @@ static void luf_write_fault_scopes(struct kunit *test)
 				    c[i].scope, "case %zu", i);
 }
 
-/* Every page-cache change flushes but folio_mkclean() */
-static void luf_file_changes(struct kunit *test)
-{
-	enum luf_file_why why;
-
-	for (why = 0; why < LUF_FILE_NR; why++)
-		KUNIT_EXPECT_EQ(test, luf_file_change_flushes(why),
-				why != LUF_FILE_MKCLEAN);
-}
-
 /*
  * Ranges and defaults of the knobs (their values are LUF_KNOBS', not
  * repeated here); turning LUF or MIGRC off settles everything deferred,
@@ -197,7 +187,6 @@ static void luf_walk_nesting(struct kunit *test)
 LUF_KUNIT_SUITE(luf_policy,
 		KUNIT_CASE(luf_policy),
 		KUNIT_CASE(luf_write_fault_scopes),
-		KUNIT_CASE(luf_file_changes),
 		KUNIT_CASE(luf_knob_rules),
 		KUNIT_CASE(luf_bounds),
 		KUNIT_CASE(luf_aging),
