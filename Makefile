@@ -22,6 +22,9 @@
 #   make run FILE=prog [ARGS='a b']   run your own static binary or sh script
 #                    from the initramfs
 #   make kernel      build (or find cached) the patched kernel
+#   make dkms-deb    the luf-dkms package, out/deb/luf-dkms_VERSION_all.deb
+#   make check-host  luf-dkms installed, upgraded and removed in a Debian 12
+#                    chroot, on Debian's kernel and on the test kernel
 #   make clean       remove module build products and out/ (keeps out/*/kdir)
 # LUF_ARCH=x86_64 (default) or arm64 (cross-built, booted in qemu-system-aarch64)
 # selects the architecture for every target.
@@ -37,7 +40,7 @@ KARGS := $(shell bash -c '. scripts/arch/$(LUF_ARCH) && echo ARCH=$$ARCH_KERNEL 
 # CMD goes through the environment: quotes in it reach run.sh unchanged.
 export LUF_RUN_CMD := $(value CMD)
 
-.PHONY: all modules clean check demo bench bench-overhead shell run kernel
+.PHONY: all modules clean check demo bench bench-overhead shell run kernel dkms-deb check-host
 
 all: modules
 
@@ -76,3 +79,9 @@ run:
 
 kernel:
 	scripts/kernel.sh
+
+dkms-deb:
+	scripts/dkms-deb.sh
+
+check-host:
+	scripts/check-host.sh
