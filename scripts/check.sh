@@ -157,7 +157,7 @@ verdict() {
 # per architecture (at once if there is a core for each), then style.sh and
 # the combined verdict.
 multi() {
-	local a out t0 p f s res=0 tp=0 tf=0 ts=0 lines=() first=${1%% *} par=0
+	local a out t0 p f s res=0 tp=0 tf=0 ts=0 lines=() failed=() first=${1%% *} par=0
 	local -A secs pid
 	for a in $1; do
 		[ -f "$LUF_TOP/scripts/arch/$a" ] ||
@@ -211,6 +211,9 @@ multi() {
 		fi
 		verdict "$out"
 		tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
+		# the failures again at the end, where a log's tail shows them
+		[ "$f" = 0 ] || mapfile -t -O "${#failed[@]}" failed < <(awk -v a="$a" \
+			'/^failed:$/ { on = 1; next } on && /^$/ { on = 0 } on { sub(/^ +/, ""); print a ": " $0 }' "$out")
 		lines+=("$(printf '%-7s %d passed, %d failed, %d skipped (build %ds, run %ds)' \
 			"$a:" "$p" "$f" "$s" "${secs[$a]}" $((SECONDS - t0)))")
 		[ "$par" = 1 ] || t0=$SECONDS
@@ -227,6 +230,11 @@ multi() {
 	lines+=("$(printf '%-7s %d passed, %d failed' "style:" "$p" "$f")")
 	echo
 	[ "$tf" -eq 0 ] || res=1
+	if [ ${#failed[@]} -gt 0 ]; then
+		echo "failed:"
+		printf '  %s\n' "${failed[@]:0:30}"
+		echo
+	fi
 	echo "all architectures ($1) and the sources:"
 	printf '  %s\n' "${lines[@]}"
 	echo
