@@ -74,7 +74,7 @@ TEST_F_TIMEOUT(control, reclaim_memcg, 240)
 	ASSERT_GT(r.sys.pgsteal, (uint64_t)0) TH_LOG("vmstat pgsteal did not move");
 }
 
-TEST_F_TIMEOUT(control, migrate_move_pages, 240)
+TEST_F_TIMEOUT(control, migrate_move_pages, 480)
 {
 	struct luf_run_res r;
 

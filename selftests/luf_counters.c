@@ -185,7 +185,7 @@ TEST_F_TIMEOUT(counters, reclaim_memcg, 240)
 	assert_reclaim_moved(_metadata, &m);
 }
 
-TEST_F_TIMEOUT(counters, migrate_move_pages, 240)
+TEST_F_TIMEOUT(counters, migrate_move_pages, 480)
 {
 	struct measured m;
 
