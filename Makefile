@@ -22,9 +22,12 @@
 #   make run FILE=prog [ARGS='a b']   run your own static binary or sh script
 #                    from the initramfs
 #   make kernel      build (or find cached) the patched kernel
+#   make deb         the patched kernel as Debian packages (bindeb-pkg, Debian's
+#                    config trimmed), out/deb/linux-{image,headers}-*-luf_*.deb
 #   make dkms-deb    the luf-dkms package, out/deb/luf-dkms_VERSION_all.deb
-#   make check-host  luf-dkms installed, upgraded and removed in a Debian 12
-#                    chroot, on Debian's kernel and on the test kernel
+#   make check-host  both installed, used and removed on a Debian 12 root:
+#                    in a chroot, then booted with systemd under QEMU
+#                    (x86_64; not part of make check)
 #   make clean       remove module build products and out/ (keeps out/*/kdir)
 # LUF_ARCH=x86_64 (default) or arm64 (cross-built, booted in qemu-system-aarch64)
 # selects the architecture for every target.
@@ -40,7 +43,7 @@ KARGS := $(shell bash -c '. scripts/arch/$(LUF_ARCH) && echo ARCH=$$ARCH_KERNEL 
 # CMD goes through the environment: quotes in it reach run.sh unchanged.
 export LUF_RUN_CMD := $(value CMD)
 
-.PHONY: all modules clean check demo bench bench-overhead shell run kernel dkms-deb check-host
+.PHONY: all modules clean check demo bench bench-overhead shell run kernel deb dkms-deb check-host
 
 all: modules
 
@@ -79,6 +82,9 @@ run:
 
 kernel:
 	scripts/kernel.sh
+
+deb:
+	scripts/deb.sh
 
 dkms-deb:
 	scripts/dkms-deb.sh

@@ -1,22 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check-host: the luf-dkms package on a Debian 12 root, in a chroot,
-# as TAP ending with "N passed, N failed" (no boot: the module is built and
-# checked, not loaded).  A Debian 12 root made with mmdebstrap
-# (cached in $LUF_CACHE/hostroot, keyed by its package list and the day)
-# with Debian's stock 6.12 kernel and headers; the package of make dkms-deb
-# installed, upgraded and removed with apt in a chroot, as an admin does it:
-#   - on a host whose kernels lack the LUF hooks nothing is built and no
-#     kernel install fails (Debian 12's dkms 3.0.10 fails "dkms
-#     autoinstall" for a module it skips by BUILD_EXCLUSIVE);
+# make check-host: the packages of make deb and make dkms-deb on a Debian 12
+# test host, as an admin uses them, as TAP ending with "N passed, N failed".
+# A Debian 12 root made with mmdebstrap (cached in $LUF_CACHE/hostroot,
+# keyed by its package list and the day) with Debian's stock 6.12 kernel
+# and headers.  First in a chroot, the package work:
+#   - luf-dkms installed, upgraded, removed and purged with apt; on a host
+#     whose kernels lack the LUF hooks nothing is built and no kernel
+#     install fails (Debian 12's dkms 3.0.10 fails "dkms autoinstall" for a
+#     module it skips by BUILD_EXCLUSIVE);
 #   - the headers of a kernel with the hooks (the x86_64 test kernel of
 #     make kernel, packaged by its own install-extmod-build) get luf.ko
 #     built by the package's kernel hook, and again when that kernel is
-#     rebuilt with the same release.
-# x86_64 only (the stock kernel and the chroot are amd64).  Needs root and
-# a built x86_64 kernel (make kernel); the first run of a day downloads
-# and unpacks the root (about 3 minutes on an idle host).
+#     rebuilt with the same release;
+#   - the kernel packages of make deb and luf-dkms in one apt transaction.
+# Then the root as an ext4 image, booted three times under QEMU with
+# systemd (scripts/guest/host-check.sh runs in it): the luf kernel twice
+# (loading at boot, options, reload, knobs, counters, a reclaim that
+# defers; the settings after a reboot), Debian's kernel once (modprobe luf
+# says why it fails).
+# x86_64 only (the stock kernel and the chroot are amd64).  Needs root, a
+# built x86_64 kernel (make kernel) and the packages of make deb (built if
+# missing: see the README for a cold build); the first run of a day
+# downloads and unpacks the root (about 3 minutes on an idle host).
 set -euo pipefail
 # shellcheck disable=SC2034 # read by lib.sh
 LUF_ARCH=x86_64
@@ -46,6 +53,24 @@ if [ ! -f "$tarball" ]; then
 	mv "${tarball%.tar}.tmp.tar" "$tarball"
 fi
 
+# Everything is built before the root is unpacked: two builds of the
+# luf-dkms package, the second a later version (an upgrade), the kernel
+# packages of make deb (cached; a cold build is long) and luf_workload.
+log "building the luf-dkms packages"
+v1=0.1+checkhost1 v2=0.1+checkhost2
+deb1=$(LUF_DEB_VERSION=$v1 "$LUF_TOP/scripts/dkms-deb.sh" | tail -n 1)
+deb2=$(LUF_DEB_VERSION=$v2 "$LUF_TOP/scripts/dkms-deb.sh" | tail -n 1)
+log "the luf kernel packages (make deb)"
+kdebs=$("$LUF_TOP/scripts/deb.sh")
+kimg=$(grep '/linux-image-' <<< "$kdebs") || die "make deb made no linux-image package"
+khdr=$(grep '/linux-headers-' <<< "$kdebs") || die "make deb made no linux-headers package"
+lrel=$(basename "$kimg" | sed 's/^linux-image-\([^_]*\)_.*/\1/')
+log "building luf_workload (scripts/selftests.sh)"
+sdir=$(mktemp -d /tmp/luf-host-ksft.XXXXXX)
+"$LUF_TOP/scripts/selftests.sh" > "$sdir/log" 2>&1 ||
+	{ tail -n 20 "$sdir/log" >&2; rm -rf "$sdir"; die "building the selftests failed"; }
+rm -rf "$sdir"
+
 work=$(mktemp -d /tmp/luf-host.XXXXXX)
 root=$work/root
 mounts=()
@@ -65,13 +90,8 @@ done
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	DEBIAN_FRONTEND=noninteractive "$@"; }
 
-# two builds of the package, the second a later version (an upgrade)
-log "building the luf-dkms packages"
-v1=0.1+checkhost1 v2=0.1+checkhost2
-deb1=$(LUF_DEB_VERSION=$v1 "$LUF_TOP/scripts/dkms-deb.sh" | tail -n 1)
-deb2=$(LUF_DEB_VERSION=$v2 "$LUF_TOP/scripts/dkms-deb.sh" | tail -n 1)
 mkdir -p "$root/tmp/debs"
-cp "$deb1" "$deb2" "$root/tmp/debs/"
+cp "$deb1" "$deb2" "$kimg" "$khdr" "$root/tmp/debs/"
 
 n=0 pass=0 fail=0
 result() {	# result RC DESCRIPTION: RC 0 is a pass; the output so far is in $work/out
@@ -176,6 +196,80 @@ t "modprobe luf on $stock says why it cannot load" modprobe_says_why
 t "apt-get remove luf-dkms: luf.ko and the kernel hooks are gone" removed
 t "after the removal Debian's $stock installs as before" kernel_postinst "$stock"
 t "apt-get purge luf-dkms removes /etc/modprobe.d/luf-dkms.conf" purged
+
+# The test host booted: the kernel packages of make deb and luf-dkms
+# installed with apt in one transaction, the root made an ext4 image, three
+# boots under QEMU with systemd as init (scripts/guest/host-check.sh).
+ko_and_initrd() { [ -n "$(ko_of "$lrel")" ] && [ -f "$root/boot/initrd.img-$lrel" ]; }
+# (uname says $stock, as on a host running Debian's kernel: dkms's own
+# postinst builds for the running kernel and the newest one only)
+one_transaction() {
+	mkdir -p "$root/tmp/fakebin"
+	printf '#!/bin/sh\necho %s\n' "$stock" > "$root/tmp/fakebin/uname"
+	chmod +x "$root/tmp/fakebin/uname"
+	chroot "$root" /usr/bin/env -i PATH=/tmp/fakebin:/usr/sbin:/usr/bin:/sbin:/bin \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y "/tmp/debs/${kimg##*/}" \
+		"/tmp/debs/${khdr##*/}" "/tmp/debs/$(basename "$deb2")"
+}
+t "apt installs linux-image-$lrel, linux-headers-$lrel and luf-dkms $v2 in one transaction" \
+	one_transaction
+t "DKMS built luf.ko for $lrel; its initrd was made" ko_and_initrd
+
+# the admin's settings: luf loaded at boot, with options
+options="enabled=1 migrc_enabled=1 max_defer_ms=1000"
+echo luf > "$root/etc/modules-load.d/luf.conf"
+echo "options luf $options" >> "$root/etc/modprobe.d/luf-dkms.conf"
+# the check, its workload and its unit
+knobs=$(sed -n 's/^LUF_KNOB(\([a-z_]*\),.*/\1/p' "$LUF_TOP/include/luf_knob_defs.h" | xargs)
+printf '%s\n' "LUF_REL=$lrel" "STOCK_REL=$stock" "KNOBS=\"$knobs\"" "OPTIONS=\"$options\"" \
+	> "$root/etc/luf-host-check.conf"
+install -m 755 "$LUF_TOP/scripts/guest/host-check.sh" "$root/usr/local/sbin/luf-host-check"
+install -m 755 "$LUF_OUT/kselftest/luf/luf_workload" "$root/usr/local/bin/"
+printf '%s\n' "[Unit]" "Description=make check-host: an admin's checks of luf" \
+	"After=multi-user.target" "" "[Service]" "Type=oneshot" \
+	"ExecStart=/usr/local/sbin/luf-host-check" "TimeoutStartSec=600" \
+	"FailureAction=poweroff-force" "" "[Install]" "WantedBy=multi-user.target" \
+	> "$root/etc/systemd/system/luf-host-check.service"
+mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
+ln -s ../luf-host-check.service "$root/etc/systemd/system/multi-user.target.wants/"
+echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" > "$root/etc/fstab"
+echo luf-host > "$root/etc/hostname"
+in_root passwd -qd root
+for ((m = ${#mounts[@]} - 1; m >= 0; m--)); do umount "${mounts[m]}"; done
+mounts=()
+log "making the test host's disk image (mke2fs -d)"
+img=$work/host.img
+mke2fs -q -t ext4 -L root -d "$root" "$img" 4G || die "mke2fs -d failed"
+
+# boot N RELEASE: one boot of the image; its TAP lines become results here.
+# The guest ends each boot with "end of boot N: K checks"; a result lost
+# on the way (a crash, a line cut by a kernel message) is a failure.
+boot() {
+	local b=$1 kr=$2 l=$LUF_OUT/check-host-boot$1.log line rc=0 seen=0 want
+	log "boot $b: $kr under QEMU (TCG, systemd; a few minutes)"
+	timeout --foreground -k 10 900 qemu-system-x86_64 -accel tcg,thread=multi -M q35 \
+		-cpu max -m 2G -smp 2 -nographic -no-reboot \
+		-kernel "$root/boot/vmlinuz-$kr" -initrd "$root/boot/initrd.img-$kr" \
+		-append "root=/dev/vda rw console=ttyS0 no_timer_check panic=-1 quiet systemd.show_status=0" \
+		-drive "file=$img,if=virtio,format=raw" < /dev/null > "$l" 2>&1 || rc=$?
+	tr -d '\r' < "$l" | sed -n 's/^.*luf-host: \(ok - \|not ok - \|# \|end of boot \|boot of \)/\1/p' \
+		> "$work/boot$b.tap"
+	: > "$work/out"
+	while IFS= read -r line; do
+		case $line in
+		'ok - '*)	seen=$((seen + 1)); result 0 "boot $b: ${line#ok - }"; : > "$work/out" ;;
+		'not ok - '*)	seen=$((seen + 1)); result 1 "boot $b: ${line#not ok - }"; : > "$work/out" ;;
+		'# '*)		echo "${line#\# }" >> "$work/out" ;;
+		esac
+	done < "$work/boot$b.tap"
+	{ echo "QEMU exit status $rc (124: timed out)"; tail -n 30 "$l"; } > "$work/out"
+	want=$(sed -n "s/^end of boot $b: \([0-9]*\) checks$/\1/p" "$work/boot$b.tap")
+	[ -n "$want" ] && [ "$want" = "$seen" ] && [ "$rc" = 0 ] || rc=1
+	result $rc "boot $b: the guest booted $kr, reported all its ${want:-?} checks ($seen seen) and stopped (log: $l)"
+}
+boot 1 "$lrel"
+boot 2 "$lrel"
+boot 3 "$stock"
 echo "1..$n"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
