@@ -51,9 +51,13 @@ no_kernel_warnings() {
 boot_luf_first() {
 	local r m v bad b o before after wl
 	ok "$([ "$(uname -r)" = "$LUF_REL" ]; echo $?)" "boot 1 runs kernel $LUF_REL" "$(uname -r)"
-	r=$(journalctl -b -u systemd-modules-load.service --no-pager 2>&1)
-	[ -d /sys/module/luf ] && grep -q "Inserted module 'luf'" <<< "$r"
-	ok $? "luf was loaded at boot from /etc/modules-load.d (systemd-modules-load)" "$r"
+	# nothing else loads luf before this check runs; the journal of
+	# systemd-modules-load does not name a module it inserted through an
+	# install command (luf-dkms's modprobe.d), so its result is checked
+	r=$(systemctl show -p ActiveState -p Result systemd-modules-load.service 2>&1)
+	[ -d /sys/module/luf ] && grep -qx 'luf' /etc/modules-load.d/luf.conf &&
+		grep -qx 'ActiveState=active' <<< "$r" && grep -qx 'Result=success' <<< "$r"
+	ok $? "luf was loaded at boot from /etc/modules-load.d (systemd-modules-load succeeded)" "$r"
 	r=$(options_in_effect)
 	ok $? "the options of /etc/modprobe.d are in effect: $OPTIONS" "$r"
 	r=$(modprobe -r luf 2>&1) && [ ! -d /sys/module/luf ]
