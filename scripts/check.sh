@@ -44,7 +44,7 @@ set -euo pipefail
 # named by the "selftests: luf: NAME" line above its output (nested runs
 # get their own rows); rc is its exit status ("tmo": timed out).
 summarize() {
-	local log=$1 kfail=0 res
+	local log=$1 kfail=0 khit='' res
 	if [ ! -s "$log" ]; then
 		echo "no guest log $log"
 		echo "0 skipped"
@@ -53,9 +53,12 @@ summarize() {
 	fi
 	if ! scan_kernel_log "$log" 2>/dev/null; then
 		kfail=1
+		# the first offending line goes into the failed list too, so that
+		# the end of the output alone says what the kernel printed
+		khit=$(scan_kernel_log "$log" 2>&1 | sed -n '1s/^ *//p' | cut -c1-160) || true
 	fi
 	res=0
-	awk -v kfail="$kfail" '
+	awk -v kfail="$kfail" -v khit="$khit" '
 	function see(n) { if (!(n in known)) { known[n] = 1; names[++nn] = n } }
 	# the row of a result at depth d: the deepest label above depth d
 	function row(d,   k) { for (k = d - 1; k >= 0; k--) if (lab[k] != "") return lab[k]; return outer != "" ? outer : "(outside)" }
@@ -115,7 +118,7 @@ summarize() {
 			F++; fl[++nf] = n ": did not finish (crash or timeout)"
 		}
 		if (!done) { F++; fl[++nf] = "guest: no LUF-DONE (kernel crash, hang or timeout)" }
-		if (kfail) { F++; fl[++nf] = "kernel log: errors (listed above)" }
+		if (kfail) { F++; fl[++nf] = "kernel log: errors (listed above), first: " khit }
 		if (ns) { print ""; print "skipped:"; for (i = 1; i <= ns; i++) print "  " sl[i] }
 		if (nf) { print ""; print "failed:"; for (i = 1; i <= nf; i++) print "  " fl[i] }
 		print ""
