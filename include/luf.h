@@ -39,6 +39,7 @@ struct luf_knob_nr {
  * @ugen: the generation of the open luf_batch entry (ugen.c); advanced
  *	under the batch lock (batch.c), read anywhere
  * @pending: folios deferred and not flushed yet (batch.c)
+ * @pending_pages: the pages of those folios (batch.c)
  * @held: pages held back from the allocator now (hold.c)
  * @held_peak: highest @held since load (hold.c)
  *
@@ -50,6 +51,7 @@ struct luf_state {
 	int debug_break;
 	u32 ugen;
 	atomic_long_t pending;
+	atomic_long_t pending_pages;
 	atomic_long_t held;
 	atomic_long_t held_peak;
 };
@@ -99,6 +101,7 @@ enum luf_break {
 	LUF_BREAK_ISOLATE,	/* isolation: held pages stay, deferrals stay */
 	LUF_BREAK_FILTER,	/* deferrals skip the free hook's pfn filter */
 	LUF_BREAK_PENDING,	/* defer although an mm had a flush pending */
+	LUF_BREAK_TAIL,		/* a large folio's pending range is its first pfn */
 	LUF_NR_BREAKS,
 };
 
@@ -114,7 +117,17 @@ enum luf_scope {
 	LUF_SCOPE_ALL,		/* everything deferred, if the VMA has any */
 };
 
+/*
+ * The largest folio order that may be deferred: a PMD's worth of pages.
+ * A naturally aligned folio of at most this order lies in one slot of the
+ * free path's large-folio filter (batch.c).  Large folios need multi-index
+ * entries in the pfn side table (CONFIG_XARRAY_MULTI, which THP selects).
+ */
+#define LUF_MAX_ORDER		(PMD_SHIFT - PAGE_SHIFT)
+#define LUF_NR_ORDERS		(LUF_MAX_ORDER + 1)
+
 bool luf_may_defer(enum luf_ctx ctx, int reason);
+bool luf_order_deferrable(unsigned int order);
 bool luf_folio_deferrable(struct folio *folio);
 bool luf_walk_nested(const struct tlbflush_unmap_batch *ro);
 void luf_walk_begin(struct tlbflush_unmap_batch *ro, enum luf_ctx ctx,
@@ -122,7 +135,8 @@ void luf_walk_begin(struct tlbflush_unmap_batch *ro, enum luf_ctx ctx,
 bool luf_unmap_deferrable(struct folio *folio,
 			  const struct tlbflush_unmap_batch *ro);
 unsigned long luf_max_pending_pages(void);
-bool luf_bound_reached(long pending, long held, unsigned long max_pages);
+bool luf_bound_reached(long pending, long held, unsigned long nr,
+		       unsigned long max_pages);
 enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
 				     unsigned int fault_flags, bool prot_write);
 bool luf_aging_wanted(enum luf_ctx ctx);
@@ -142,6 +156,9 @@ enum luf_path_stat {
 	LUF_PS_FLUSH_ROUNDS_RO_ONLY,
 	LUF_PS_FLUSH_CPUS,
 	LUF_PS_DEFERRED,
+	LUF_PS_RO_LARGE,
+	LUF_PS_RO_PAGES,
+	LUF_PS_DEFERRED_PAGES,
 	LUF_PS_NR,
 };
 
@@ -175,6 +192,7 @@ struct luf_stats {
 	u64 path[LUF_CTX_NR][LUF_PS_NR];
 	u64 reason[MR_TYPES][LUF_RS_NR];
 	u64 ev[LUF_EV_NR];
+	u64 order[LUF_NR_ORDERS];	/* folios deferred, by order */
 };
 
 DECLARE_PER_CPU(struct luf_stats, luf_stats);
@@ -199,9 +217,10 @@ static inline const char *luf_reason_str(int reason)
 u64 luf_stat_sum(size_t offset);
 
 bool luf_observe_defer_ok(enum luf_ctx ctx, int reason);
-void luf_observe_unmap_done(const struct tlbflush_unmap_batch *ro);
+void luf_observe_unmap_done(struct folio *folio,
+			    const struct tlbflush_unmap_batch *ro);
 void luf_observe_flush(const struct tlbflush_unmap_batch *ubc);
-void luf_count_deferred(enum luf_ctx ctx, int reason);
+void luf_count_deferred(struct folio *folio, enum luf_ctx ctx, int reason);
 
 int luf_debugfs_init(void);
 void luf_debugfs_exit(void);
@@ -265,11 +284,12 @@ static inline unsigned int luf_batch_key(u32 gen)
 int luf_batch_init(void);
 void luf_batch_exit(void);
 bool luf_pfn_pending(unsigned long pfn);
+bool luf_range_pending(unsigned long pfn, unsigned int order);
 bool luf_key_pending(const void *key);
 void luf_pfn_forget(unsigned long pfn);
 bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages);
-long luf_batch_aging_note(unsigned short memcg_id);
+long luf_batch_aging_note(unsigned short memcg_id, long nr);
 unsigned int luf_batch_flush(enum luf_cause cause, bool sweep);
 void luf_batch_sweep(void);
 bool luf_batch_sweep_due(void);
@@ -368,7 +388,7 @@ static inline bool luf_arch_aging_flushes(void)
 }
 #endif
 
-/* Deferred folios of a memcg below which aging never asks for a flush */
+/* Deferred pages of a memcg below which aging never asks for a flush */
 #define LUF_AGING_MIN_PAGES	64UL
 /* memcgs whose deferrals aging counts apart between two flushes */
 #define LUF_AGING_MEMCGS	16

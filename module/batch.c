@@ -3,18 +3,22 @@
  * The luf_batch table and the per-pfn side table.
  *
  * A deferred unmap folds its read-only batch (x86: the CPUs that may hold
- * the old translations) into the open table entry, and the folio's pfn
- * records the entry's generation, its key: entry = luf_table[gen %
- * LUF_NR_BATCH].  Nothing of this lives in struct page: pfns map to
- * generations in an xarray that holds what is pending and what a flush
- * settled but has not swept yet (a settle under a page table lock leaves
- * its sweep to the worker, luf_batch_sweep()), so its size follows
- * max_pending_kb, not the physical address space; a small array of per-slot generations in
- * front of it (luf_filter) answers most lookups of the free path with one
- * load.  A flush covers every entry between luf_done and the open one,
- * minus the CPUs that flushed on their own since (ugen), and then moves
- * luf_done on: a pfn whose generation is at or before luf_done needs no
- * flush any more.
+ * the old translations) into the open table entry, and the folio's pfns
+ * record the entry's generation, its key: entry = luf_table[gen %
+ * LUF_NR_BATCH].  A large folio is one multi-index entry over its whole
+ * range, so it costs what an order-0 folio does, and every page of it
+ * stays pending if the folio is split after its deferral.
+ *
+ * Nothing of this lives in struct page: pfns map to generations in an
+ * xarray that holds what is pending and what a flush settled but has not
+ * swept yet (a settle under a page table lock leaves its sweep to the
+ * worker, luf_batch_sweep()), so its size follows max_pending_kb, not the
+ * physical address space; two small arrays of per-slot generations in
+ * front of it (luf_filter, luf_filter_large) answer most lookups of the
+ * free path with one or two loads.  A flush covers every entry between
+ * luf_done and the open one, minus the CPUs that flushed on their own
+ * since (ugen), and then moves luf_done on: a pfn whose generation is at
+ * or before luf_done needs no flush any more.
  */
 #include <linux/cpumask.h>
 #include <linux/hash.h>
@@ -32,6 +36,7 @@
 struct luf_batch {
 	u32 gen;		/* the generation this entry collects */
 	unsigned int nr;	/* folios deferred into it, 0 once flushed */
+	unsigned long pages;	/* their pages */
 	struct arch_tlbflush_unmap_batch arch;
 };
 
@@ -84,9 +89,23 @@ static DEFINE_XARRAY(luf_pfns);	/* pfn -> xa_mk_value(generation) */
  */
 #define LUF_FILTER_SLOTS	8192U
 static u32 luf_filter[LUF_FILTER_SLOTS];
+/*
+ * The same for large folios, one slot per LUF_MAX_ORDER-aligned block of
+ * pfns: a deferred large folio lies inside one such block and writes its
+ * slot only.  A pfn is looked up in the xarray if either of its two slots
+ * is pending.
+ */
+static u32 luf_filter_large[LUF_FILTER_SLOTS];
+
+static u32 *luf_filter_slot(unsigned long pfn, unsigned int order)
+{
+	if (order)
+		return &luf_filter_large[(pfn >> LUF_MAX_ORDER) % LUF_FILTER_SLOTS];
+	return &luf_filter[pfn % LUF_FILTER_SLOTS];
+}
 
 /*
- * Folios reclaim deferred since the last flush, per memcg, for page aging
+ * Pages reclaim deferred since the last flush, per memcg, for page aging
  * (luf_aging_due()): the first LUF_AGING_MEMCGS memcgs to defer between
  * two flushes get a slot each, in order; later ones share the last slot,
  * which never asks for an aging flush (their deferrals wait for the
@@ -111,9 +130,11 @@ int luf_batch_init(void)
 	memset(luf_table, 0, sizeof(luf_table));
 	memset(luf_maps, 0, sizeof(luf_maps));
 	memset(luf_filter, 0, sizeof(luf_filter));
+	memset(luf_filter_large, 0, sizeof(luf_filter_large));
 	memset(luf_aging, 0, sizeof(luf_aging));
 	luf_done = luf_ugen_reset() - 1;
 	atomic_long_set(&luf_state.pending, 0);
+	atomic_long_set(&luf_state.pending_pages, 0);
 	return 0;
 }
 
@@ -171,8 +192,8 @@ bool luf_pfn_pending(unsigned long pfn)
 	u32 now = READ_ONCE(luf_state.ugen);
 	void *entry;
 
-	if (!luf_gen_pending(READ_ONCE(luf_filter[pfn % LUF_FILTER_SLOTS]),
-			     done, now))
+	if (!luf_gen_pending(READ_ONCE(*luf_filter_slot(pfn, 0)), done, now) &&
+	    !luf_gen_pending(READ_ONCE(*luf_filter_slot(pfn, 1)), done, now))
 		return false;
 	entry = xa_load(&luf_pfns, pfn);
 	return xa_is_value(entry) &&
@@ -180,12 +201,77 @@ bool luf_pfn_pending(unsigned long pfn)
 }
 
 /**
- * luf_pfn_forget - drop the generation of @pfn once it is no longer pending
+ * luf_range_pending - may a deferred translation reach a page of a block?
+ * @pfn: first page frame number of a naturally aligned block
+ * @order: its order
+ *
+ * A block freed at any order is looked up as a whole: every entry of the
+ * side table that meets it counts, whether it is a deferred large folio
+ * around the block (a piece of a folio split after its deferral) or a
+ * deferral inside it.
+ *
+ * Return: true if a pfn of the block was deferred and is not flushed.
+ */
+bool luf_range_pending(unsigned long pfn, unsigned int order)
+{
+	unsigned long index = pfn, last = pfn + (1UL << order) - 1;
+	u32 done, now;
+	void *entry;
+
+	if (!order)
+		return luf_pfn_pending(pfn);
+	/* Pairs with smp_store_release() in luf_batch_flush() */
+	done = smp_load_acquire(&luf_done);
+	now = READ_ONCE(luf_state.ugen);
+	xa_for_each_range(&luf_pfns, index, entry, pfn, last)
+		if (xa_is_value(entry) &&
+		    luf_gen_pending(xa_to_value(entry), done, now))
+			return true;
+	return false;
+}
+
+/**
+ * luf_pfn_forget - drop the entry of @pfn if it is no longer pending
  * @pfn: page frame number
+ *
+ * The entry may be a large folio's, wider than @pfn's page, and a newer
+ * deferral of a neighbour may have replaced it since the caller looked
+ * (storing into one index of a multi-index entry stores to all of them):
+ * it goes only if it is settled, checked under the xarray's lock.
  */
 void luf_pfn_forget(unsigned long pfn)
 {
-	xa_erase(&luf_pfns, pfn);
+	XA_STATE(xas, &luf_pfns, pfn);
+	u32 done, now;
+	void *entry;
+
+	xas_lock(&xas);
+	/* Pairs with smp_store_release() in luf_batch_flush() */
+	done = smp_load_acquire(&luf_done);
+	now = READ_ONCE(luf_state.ugen);
+	entry = xas_load(&xas);
+	if (xa_is_value(entry) &&
+	    !luf_gen_pending(xa_to_value(entry), done, now))
+		xas_store(&xas, NULL);
+	xas_unlock(&xas);
+}
+
+/*
+ * Record @order pages from @pfn at @gen: one entry, multi-index for a
+ * large folio (luf_order_deferrable() made sure the xarray has them).
+ * It replaces whatever the range held: older generations, which are
+ * pending no longer than @gen.
+ */
+static int luf_pfns_store(unsigned long pfn, unsigned int order, u32 gen)
+{
+	XA_STATE_ORDER(xas, &luf_pfns, pfn, order);
+
+	do {
+		xas_lock(&xas);
+		xas_store(&xas, xa_mk_value(gen));
+		xas_unlock(&xas);
+	} while (xas_nomem(&xas, GFP_ATOMIC | __GFP_NOWARN));
+	return xas_error(&xas);
 }
 
 /* Called with luf_batch_lock held */
@@ -236,15 +322,16 @@ static const void *luf_folio_key(struct folio *folio)
 
 /**
  * luf_batch_defer - take over the flush of a read-only unmap
- * @folio: the unmapped folio, order 0
+ * @folio: the unmapped folio, luf_folio_deferrable()
  * @ro: its read-only batch
- * @max_pages: bound on deferred folios plus held pages
+ * @max_pages: bound on deferred pages plus held pages
  *
  * Only pages of pending folios are ever held, and a flush that settles a
- * folio takes it out of luf_state.pending before its held page is released;
- * so refusing a deferral while luf_state.pending + luf_state.held >=
- * @max_pages (luf_bound_reached()), checked and counted under
- * luf_batch_lock, keeps luf_state.held <= @max_pages.
+ * folio takes its pages out of luf_state.pending_pages before its held
+ * pages are released; so refusing a deferral that would take
+ * luf_state.pending_pages + luf_state.held beyond @max_pages
+ * (luf_bound_reached()), checked and counted under luf_batch_lock, keeps
+ * luf_state.held <= @max_pages.
  *
  * Context: preemption disabled, IRQs enabled.
  * Return: true if @ro is now recorded in the table; false if the table is
@@ -254,13 +341,18 @@ static const void *luf_folio_key(struct folio *folio)
 bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 		     unsigned long max_pages)
 {
-	unsigned long pfn = folio_pfn(folio);
+	unsigned long pfn = folio_pfn(folio), nr = folio_nr_pages(folio);
+	unsigned int order = folio_order(folio);
+	int brk = READ_ONCE(luf_state.debug_break);
 	struct luf_batch *b;
 	u32 gen;
 
+	/* broken on purpose: only the first page of a large folio counts */
+	if (brk == LUF_BREAK_TAIL)
+		order = 0;
 	spin_lock(&luf_batch_lock);
-	if (luf_bound_reached(atomic_long_read(&luf_state.pending),
-			      atomic_long_read(&luf_state.held), max_pages)) {
+	if (luf_bound_reached(atomic_long_read(&luf_state.pending_pages),
+			      atomic_long_read(&luf_state.held), nr, max_pages)) {
 		spin_unlock(&luf_batch_lock);
 		return false;
 	}
@@ -273,23 +365,25 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 			return false;
 		}
 		b->gen = gen;
+		b->pages = 0;
 		luf_arch_clear(&b->arch);
 	}
 	/* In this lock section with the read of gen: see luf_filter */
-	if (luf_state.debug_break != LUF_BREAK_FILTER)
-		WRITE_ONCE(luf_filter[pfn % LUF_FILTER_SLOTS], gen);
-	if (xa_err(xa_store(&luf_pfns, pfn, xa_mk_value(gen),
-			    GFP_ATOMIC | __GFP_NOWARN))) {
+	if (brk != LUF_BREAK_FILTER)
+		WRITE_ONCE(*luf_filter_slot(pfn, order), gen);
+	if (luf_pfns_store(pfn, order, gen)) {
 		spin_unlock(&luf_batch_lock);
 		return false;
 	}
 	arch_tlbbatch_move(&b->arch, &ro->arch);
 	luf_map_note(luf_folio_key(folio), gen);
+	b->pages += nr;
 	if (++b->nr >= LUF_BATCH_FOLIOS) {
 		/* Closed: pairs with smp_load_acquire() in luf_ugen_cpu_flush() */
 		smp_store_release(&luf_state.ugen, luf_gen_next(gen));
 	}
 	atomic_long_inc(&luf_state.pending);
+	atomic_long_add(nr, &luf_state.pending_pages);
 	spin_unlock(&luf_batch_lock);
 	trace_luf_defer(pfn, gen);
 	return true;
@@ -298,22 +392,23 @@ bool luf_batch_defer(struct folio *folio, struct tlbflush_unmap_batch *ro,
 /**
  * luf_batch_aging_note - count a folio reclaim deferred from a memcg
  * @memcg_id: mem_cgroup_id() of the folio's memcg, 0 for the root
+ * @nr: the folio's pages
  *
  * Context: preemption disabled, IRQs enabled.
- * Return: folios deferred from that memcg since the last flush, this one
- * included; 0 if it has no slot of its own.
+ * Return: pages deferred from that memcg since the last flush, this
+ * folio's included; 0 if it has no slot of its own.
  */
-long luf_batch_aging_note(unsigned short memcg_id)
+long luf_batch_aging_note(unsigned short memcg_id, long nr)
 {
 	struct luf_aging_slot *s = luf_aging;
-	long nr;
 
 	spin_lock(&luf_batch_lock);
 	while (s < &luf_aging[LUF_AGING_MEMCGS] && s->nr &&
 	       s->memcg_id != memcg_id)
 		s++;
 	s->memcg_id = memcg_id;
-	nr = ++s->nr;
+	s->nr += nr;
+	nr = s->nr;
 	spin_unlock(&luf_batch_lock);
 	return s < &luf_aging[LUF_AGING_MEMCGS] ? nr : 0;
 }
@@ -337,7 +432,7 @@ long luf_batch_aging_note(unsigned short memcg_id)
 unsigned int luf_batch_flush(enum luf_cause cause, bool sweep)
 {
 	unsigned int nr_entries = 0, pruned = 0, cpus = 0;
-	unsigned long folios = 0;
+	unsigned long folios = 0, pages = 0;
 	struct cpumask *mask;
 	u64 t0 = ktime_get_ns(), t1;
 	u32 gen, done;
@@ -357,6 +452,7 @@ unsigned int luf_batch_flush(enum luf_cause cause, bool sweep)
 			continue;
 		nr_entries++;
 		folios += b->nr;
+		pages += b->pages;
 		pruned += luf_ugen_prune(&b->arch, b->gen);
 		arch_tlbbatch_move(&luf_flush_batch, &b->arch);
 	}
@@ -396,6 +492,7 @@ unsigned int luf_batch_flush(enum luf_cause cause, bool sweep)
 	smp_store_release(&luf_done, gen);
 	spin_unlock(&luf_batch_lock);
 	/* After luf_done: a reader of pending == 0 sees it (luf_held_now()) */
+	atomic_long_sub(pages, &luf_state.pending_pages);
 	atomic_long_sub_return_release(folios, &luf_state.pending);
 	luf_ugen_expire();
 	spin_unlock(&luf_flush_lock);

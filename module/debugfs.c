@@ -2,8 +2,9 @@
 /*
  * Counters in /sys/kernel/debug/luf/stat, one "<name> <value>" line each
  * in the way of /proc/vmstat: <path>_<stat> and migrate_<reason>_<stat>
- * (observe mode), the LUF events, forced_<cause> and released_<cause>,
- * and the gauges held_pages, held_pages_peak and pending_folios.  Names
+ * (observe mode), the LUF events, deferred_order<N> (folios deferred by
+ * order), forced_<cause> and released_<cause>, and the gauges held_pages,
+ * held_pages_peak, pending_folios and pending_pages.  Names
  * and sums: stats.c.
  */
 #include <linux/debugfs.h>
@@ -40,6 +41,10 @@ static int luf_stat_show(struct seq_file *m, void *unused)
 		seq_puts(m, luf_event_name[s]);
 		luf_stat_line(m, offsetof(struct luf_stats, ev[s]));
 	}
+	for (s = 0; s < LUF_NR_ORDERS; s++) {
+		seq_printf(m, "deferred_order%d", s);
+		luf_stat_line(m, offsetof(struct luf_stats, order[s]));
+	}
 	for (c = 0; c < LUF_NR_CAUSES; c++) {
 		seq_printf(m, "forced_%s", luf_cause_name[c]);
 		luf_stat_line(m, offsetof(struct luf_stats,
@@ -55,6 +60,8 @@ static int luf_stat_show(struct seq_file *m, void *unused)
 		   atomic_long_read(&luf_state.held_peak));
 	seq_printf(m, "pending_folios %ld\n",
 		   atomic_long_read(&luf_state.pending));
+	seq_printf(m, "pending_pages %ld\n",
+		   atomic_long_read(&luf_state.pending_pages));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(luf_stat);

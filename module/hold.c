@@ -3,8 +3,9 @@
  * Pages held back from the allocator while a deferred translation may
  * still reach them (invariant I1).
  *
- * The free_page hook holds a pending page on luf_held_list instead of
- * letting it reach pcp or buddy.  Held pages go back in bulk, after one flush,
+ * The free_page hook holds a pending block, of the order it is freed at,
+ * on the held list of that order instead of letting it reach pcp or
+ * buddy, and it goes back at that order.  Held pages go back in bulk, after one flush,
  * from process context only: on the max_defer_ms timer, when deferred
  * memory reaches max_pending_kb, from the shrinker, when an allocation
  * finds a zone low, when LUF is disabled and on unload.
@@ -18,7 +19,8 @@
 #include "luf.h"
 #include "trace.h"
 
-static LIST_HEAD(luf_held_list);
+/* Held blocks by order: a block keeps nothing of its own to say it */
+static struct list_head luf_held_list[NR_PAGE_ORDERS];
 static DEFINE_SPINLOCK(luf_hold_lock);	/* taken from any context */
 
 static struct workqueue_struct *luf_wq;
@@ -38,26 +40,31 @@ static unsigned int luf_release_phase;
 static DEFINE_SPINLOCK(luf_release_wait_lock);
 
 /**
- * luf_hold_page - hold @page back if a deferred translation may reach it
- * @page: page being freed
+ * luf_hold_page - hold a block back if a deferred translation may reach it
+ * @page: first page of the block being freed
  * @order: its order
  *
+ * The whole block is held if any page of it is pending: a deferred large
+ * folio freed whole, or any piece of one split after its deferral
+ * (luf_range_pending()).
+ *
  * Context: any; never flushes.
- * Return: true if the page is now held.
+ * Return: true if the block is now held.
  */
 bool luf_hold_page(struct page *page, unsigned int order)
 {
 	unsigned long pfn = page_to_pfn(page), flags;
-	long held, peak;
+	long nr = 1L << order, held, peak;
 
 	/*
-	 * Only order-0 folios are ever deferred.  A poisoned page never goes
-	 * back to the allocator (free_pages_prepare()); holding it would
-	 * only keep memory_failure() waiting.  One poisoned just after this
-	 * test is held, but was deferred before pages_wanted's first flush,
-	 * so that release frees it.
+	 * A poisoned page never goes back to the allocator
+	 * (free_pages_prepare()); holding it would only keep
+	 * memory_failure() waiting.  One poisoned just after this test is
+	 * held, but was deferred before pages_wanted's first flush, so that
+	 * release frees it.
 	 */
-	if (order || PageHWPoison(page) || !luf_pfn_pending(pfn))
+	if (order >= NR_PAGE_ORDERS || PageHWPoison(page) ||
+	    !luf_range_pending(pfn, order))
 		return false;
 	/*
 	 * Checked again under the lock: luf_release() flushes before it takes
@@ -65,17 +72,17 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	 * here or taken and given back there, never left behind.
 	 */
 	spin_lock_irqsave(&luf_hold_lock, flags);
-	if (!luf_pfn_pending(pfn)) {
+	if (!luf_range_pending(pfn, order)) {
 		spin_unlock_irqrestore(&luf_hold_lock, flags);
 		return false;
 	}
-	list_add_tail(&page->lru, &luf_held_list);
+	list_add_tail(&page->lru, &luf_held_list[order]);
 	/*
 	 * Counted before the lock is dropped: luf_release() subtracts what
 	 * it took from the list, so held never goes below the list's length
 	 * (the shrinker's count and the bound read it).
 	 */
-	held = atomic_long_inc_return(&luf_state.held);
+	held = atomic_long_add_return(nr, &luf_state.held);
 	spin_unlock_irqrestore(&luf_hold_lock, flags);
 	/*
 	 * Offlining or a contiguous allocation waits for this page.  Not
@@ -91,7 +98,7 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	while (held > peak &&
 	       !atomic_long_try_cmpxchg(&luf_state.held_peak, &peak, held))
 		;
-	luf_count(LUF_EV_HELD, 1);
+	luf_count(LUF_EV_HELD, nr);
 	return true;
 }
 
@@ -135,11 +142,11 @@ static atomic_t *luf_release_begin(void)
  */
 unsigned long luf_release(enum luf_cause cause)
 {
+	struct list_head list[NR_PAGE_ORDERS], keep[NR_PAGE_ORDERS];
 	unsigned long flags, freed = 0;
 	struct page *page, *next;
-	LIST_HEAD(list);
-	LIST_HEAD(keep);
 	atomic_t *releasing;
+	unsigned int order;
 
 	luf_batch_flush(cause, true);
 	/* what a settle under a page table lock left (luf_settle()) */
@@ -148,34 +155,40 @@ unsigned long luf_release(enum luf_cause cause)
 	preempt_disable();
 	releasing = luf_release_begin();
 	spin_lock_irqsave(&luf_hold_lock, flags);
-	list_splice_init(&luf_held_list, &list);
+	for (order = 0; order < NR_PAGE_ORDERS; order++) {
+		INIT_LIST_HEAD(&list[order]);
+		INIT_LIST_HEAD(&keep[order]);
+		list_splice_init(&luf_held_list[order], &list[order]);
+	}
 	spin_unlock_irqrestore(&luf_hold_lock, flags);
 
-	list_for_each_entry_safe(page, next, &list, lru) {
-		unsigned long pfn = page_to_pfn(page);
+	for (order = 0; order < NR_PAGE_ORDERS; order++) {
+		list_for_each_entry_safe(page, next, &list[order], lru) {
+			unsigned long pfn = page_to_pfn(page);
 
-		/* Deferred again after the flush above: wait for the next. */
-		if (luf_pfn_pending(pfn)) {
-			list_move_tail(&page->lru, &keep);
-			continue;
+			/* Deferred again after the flush above: the next one */
+			if (luf_range_pending(pfn, order)) {
+				list_move_tail(&page->lru, &keep[order]);
+				continue;
+			}
+			list_del(&page->lru);
+			luf_pfn_forget(pfn);
+			/*
+			 * Held at the top of free_pages_prepare() with
+			 * refcount 0: give it its reference back and drop
+			 * it, which frees it at its order the way it was
+			 * being freed (free_pages_prepare() again, where
+			 * the free_page hook now lets it go).
+			 */
+			set_page_count(page, 1);
+			__free_pages(page, order);
+			freed += 1UL << order;
 		}
-		list_del(&page->lru);
-		luf_pfn_forget(pfn);
-		/*
-		 * Held at the top of free_pages_prepare() with refcount 0:
-		 * give it its reference back and drop it, which frees it
-		 * the way it was being freed (free_pages_prepare() again,
-		 * where the free_page hook now lets it go).
-		 */
-		set_page_count(page, 1);
-		__free_page(page);
-		freed++;
 	}
-	if (!list_empty(&keep)) {
-		spin_lock_irqsave(&luf_hold_lock, flags);
-		list_splice(&keep, &luf_held_list);
-		spin_unlock_irqrestore(&luf_hold_lock, flags);
-	}
+	spin_lock_irqsave(&luf_hold_lock, flags);
+	for (order = 0; order < NR_PAGE_ORDERS; order++)
+		list_splice(&keep[order], &luf_held_list[order]);
+	spin_unlock_irqrestore(&luf_hold_lock, flags);
 	atomic_long_sub_return_release(freed, &luf_state.held);
 	/* The pages freed (maybe to a pcp list) before the count drops */
 	atomic_dec_return_release(releasing);
@@ -344,6 +357,10 @@ static unsigned long luf_shrink_scan(struct shrinker *s,
  */
 int luf_hold_init(void)
 {
+	unsigned int order;
+
+	for (order = 0; order < NR_PAGE_ORDERS; order++)
+		INIT_LIST_HEAD(&luf_held_list[order]);
 	atomic_long_set(&luf_state.held, 0);
 	atomic_long_set(&luf_state.held_peak, 0);
 	luf_wq = alloc_workqueue("luf", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);

@@ -66,7 +66,7 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 module_param_cb(debug_break, &luf_debug_break_ops, &luf_state.debug_break,
 		0644);
 MODULE_PARM_DESC(debug_break,
-		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation neither releases held pages nor settles racing deferrals, 5 pages freed while pending are not held, 6 defer while a flush of the mm is pending");
+		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation neither releases held pages nor settles racing deferrals, 5 pages freed while pending are not held, 6 defer while a flush of the mm is pending, 7 only the first page of a deferred large folio stays pending");
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
@@ -127,7 +127,8 @@ static bool luf_aging_flush_due(struct folio *folio, enum luf_ctx ctx)
 	if (!luf_aging_wanted(ctx))
 		return false;
 	id = luf_aging_memcg(folio, &pages);
-	return luf_aging_due(luf_batch_aging_note(id), pages);
+	return luf_aging_due(luf_batch_aging_note(id, folio_nr_pages(folio)),
+			     pages);
 }
 
 /* Flush what is deferred before something could make old content wrong */
@@ -159,7 +160,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 	unsigned int left_out;
 
 	if (luf_knob(observe))
-		luf_observe_unmap_done(ro);
+		luf_observe_unmap_done(folio, ro);
 	/*
 	 * The core marks @ro writable when a flush of one of its mms was
 	 * pending: another walk (MADV_FREE, uffd-wp, NUMA hinting,
@@ -181,7 +182,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 		luf_kick(LUF_CAUSE_THRESHOLD);
 		return false;
 	}
-	luf_count_deferred(ro->luf_ctx, ro->luf_reason);
+	luf_count_deferred(folio, ro->luf_ctx, ro->luf_reason);
 	luf_count(LUF_EV_TLBI_AVOIDED, left_out);
 	/*
 	 * An isolated pageblock (alloc_contig_range(), offlining) must not
@@ -219,7 +220,7 @@ static bool luf_hook_unmap_done(struct folio *folio,
 static void luf_hook_migrate_src_done(struct folio *src, struct folio *dst,
 				      int reason)
 {
-	if (luf_pfn_pending(folio_pfn(src))) {
+	if (luf_range_pending(folio_pfn(src), folio_order(src))) {
 		luf_count(LUF_EV_MIGRC_RETAINED, 1);
 		trace_luf_migrc_retain(folio_pfn(src), folio_pfn(dst), reason);
 	}

@@ -52,12 +52,33 @@ bool luf_may_defer(enum luf_ctx ctx, int reason)
 }
 
 /**
+ * luf_order_deferrable - may a folio of @order be deferred at all?
+ * @order: folio order
+ *
+ * Up to a PMD's worth of pages (LUF_MAX_ORDER), as one range of the pfn
+ * side table: a large folio is one multi-index entry, which needs
+ * CONFIG_XARRAY_MULTI (every kernel with THP or large page-cache folios
+ * has it).
+ *
+ * Return: true if folios of @order may be deferred.
+ */
+bool luf_order_deferrable(unsigned int order)
+{
+	if (!order)
+		return true;
+	return IS_ENABLED(CONFIG_XARRAY_MULTI) && order <= LUF_MAX_ORDER;
+}
+
+/**
  * luf_folio_deferrable - may the flush of @folio's unmap be deferred?
  * @folio: a folio whose every PTE was read-only and clean
  *
- * Excluded: large folios, zone-device and KSM folios, CMA and isolated
- * pageblocks, and page-cache folios of a file system that does not call
- * luf_file_change() at every page-cache change (no FS_LUF_HOOKED).
+ * Any size up to a PMD (luf_order_deferrable()).  Excluded: hugetlb,
+ * zone-device and KSM folios, CMA and isolated pageblocks, and page-cache
+ * folios of a file system that does not call luf_file_change() at every
+ * page-cache change (no FS_LUF_HOOKED).  A large folio lies in one
+ * pageblock or covers whole ones of one migratetype; its first page's
+ * pageblock stands for all of it.
  *
  * Return: true if @folio may be deferred.
  */
@@ -65,7 +86,8 @@ bool luf_folio_deferrable(struct folio *folio)
 {
 	int mt;
 
-	if (folio_test_large(folio) || folio_is_zone_device(folio) ||
+	if (!luf_order_deferrable(folio_order(folio)) ||
+	    folio_test_hugetlb(folio) || folio_is_zone_device(folio) ||
 	    folio_test_ksm(folio))
 		return false;
 	mt = get_pageblock_migratetype(&folio->page);
@@ -138,22 +160,24 @@ unsigned long luf_max_pending_pages(void)
 }
 
 /**
- * luf_bound_reached - may no more folios be deferred?
- * @pending: folios deferred and not flushed
+ * luf_bound_reached - may a folio of @nr pages not be deferred?
+ * @pending: pages of the folios deferred and not flushed
  * @held: pages held back
+ * @nr: pages of the folio to defer
  * @max_pages: luf_max_pending_pages()
  *
  * Only pages of pending folios are ever held, and a flush takes a folio
- * out of @pending before its held page is released, so refusing a
- * deferral once @pending + @held reaches @max_pages keeps @held within
- * it (the caller checks and counts under one lock).  A refused deferral
- * releases everything (LUF_CAUSE_THRESHOLD).
+ * out of @pending before its held pages are released, so refusing a
+ * deferral that would take @pending + @held beyond @max_pages keeps @held
+ * within it (the caller checks and counts under one lock).  A refused
+ * deferral releases everything (LUF_CAUSE_THRESHOLD).
  *
  * Return: true if the deferral must be refused.
  */
-bool luf_bound_reached(long pending, long held, unsigned long max_pages)
+bool luf_bound_reached(long pending, long held, unsigned long nr,
+		       unsigned long max_pages)
 {
-	return pending + held >= max_pages;
+	return pending + held + nr > max_pages;
 }
 
 /**
@@ -230,10 +254,10 @@ bool luf_aging_wanted(enum luf_ctx ctx)
 
 /**
  * luf_aging_due - are the deferred flushes due for aging?
- * @pending: folios reclaim deferred from one memcg since the last flush
+ * @pending: pages reclaim deferred from one memcg since the last flush
  * @pages: pages of that memcg (of the LRU lists for the root memcg)
  *
- * Once the folios deferred from a memcg since the last flush reach
+ * Once the pages deferred from a memcg since the last flush reach
  * aging_pct percent of it, and at least LUF_AGING_MIN_PAGES, the CPUs are
  * flushed, so that every pass of aging over the memcg sees a few flushes.
  * What other memcgs deferred does not count: a small memcg would flush at

@@ -31,7 +31,8 @@ static_assert(ARRAY_SIZE(luf_ctx_name) == LUF_CTX_NR);
 
 const char * const luf_path_stat_name[] = {
 	"unmaps", "ro_folios", "flush_rounds", "flush_rounds_ro_only",
-	"flush_cpus", "deferred",
+	"flush_cpus", "deferred", "ro_large_folios", "ro_pages",
+	"deferred_pages",
 };
 
 static_assert(ARRAY_SIZE(luf_path_stat_name) == LUF_PS_NR);
@@ -115,15 +116,24 @@ bool luf_observe_defer_ok(enum luf_ctx ctx, int reason)
 
 /**
  * luf_observe_unmap_done - count a folio unmapped with every PTE read-only
+ * @folio: the folio
  * @ro: its read-only batch
+ *
+ * Large folios are counted apart too, and pages as well as folios: how
+ * much of what could be deferred was large.
  */
-void luf_observe_unmap_done(const struct tlbflush_unmap_batch *ro)
+void luf_observe_unmap_done(struct folio *folio,
+			    const struct tlbflush_unmap_batch *ro)
 {
 	unsigned int ctx = ro->luf_ctx;
 
 	if (WARN_ON_ONCE(ctx >= LUF_CTX_NR))
 		return;
 	__this_cpu_inc(luf_stats.path[ctx][LUF_PS_RO_FOLIOS]);
+	__this_cpu_add(luf_stats.path[ctx][LUF_PS_RO_PAGES],
+		       folio_nr_pages(folio));
+	if (folio_test_large(folio))
+		__this_cpu_inc(luf_stats.path[ctx][LUF_PS_RO_LARGE]);
 	if (ctx == LUF_CTX_MIGRATE && luf_reason_ok(ro->luf_reason))
 		__this_cpu_inc(luf_stats.reason[ro->luf_reason][LUF_RS_RO_FOLIOS]);
 }
@@ -154,15 +164,23 @@ void luf_observe_flush(const struct tlbflush_unmap_batch *ubc)
 
 /**
  * luf_count_deferred - count a folio whose flush was deferred
+ * @folio: the folio
  * @ctx: reclaim or migration
  * @reason: the migrate_reason of a migration
  *
- * Deferral counters run whether or not observe is on.
+ * Deferral counters run whether or not observe is on: folios, pages, and
+ * folios by order.
  */
-void luf_count_deferred(enum luf_ctx ctx, int reason)
+void luf_count_deferred(struct folio *folio, enum luf_ctx ctx, int reason)
 {
+	unsigned int order = folio_order(folio);
+
 	luf_count(LUF_EV_DEFERRED, 1);
 	__this_cpu_inc(luf_stats.path[ctx][LUF_PS_DEFERRED]);
+	__this_cpu_add(luf_stats.path[ctx][LUF_PS_DEFERRED_PAGES],
+		       folio_nr_pages(folio));
+	if (!WARN_ON_ONCE(order >= LUF_NR_ORDERS))
+		__this_cpu_inc(luf_stats.order[order]);
 	if (ctx == LUF_CTX_MIGRATE && luf_reason_ok(reason))
 		__this_cpu_inc(luf_stats.reason[reason][LUF_RS_DEFERRED]);
 }

@@ -110,16 +110,31 @@ static void luf_knob_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, luf_knob_default(LUF_KNOB_NR(migrc_enabled)), 0UL);
 }
 
-/* max_pending_kb bounds deferred folios plus held pages together */
+/* max_pending_kb bounds deferred pages plus held pages together */
 static void luf_bounds(struct kunit *test)
 {
 	luf_state.knob[LUF_KNOB_NR(max_pending_kb)] = 64;
 	KUNIT_EXPECT_EQ(test, luf_max_pending_pages(), 64UL >> (PAGE_SHIFT - 10));
-	KUNIT_EXPECT_FALSE(test, luf_bound_reached(0, 0, 16));
-	KUNIT_EXPECT_FALSE(test, luf_bound_reached(10, 5, 16));
-	KUNIT_EXPECT_TRUE(test, luf_bound_reached(10, 6, 16));
-	KUNIT_EXPECT_TRUE(test, luf_bound_reached(0, 16, 16));
+	KUNIT_EXPECT_FALSE(test, luf_bound_reached(0, 0, 1, 16));
+	KUNIT_EXPECT_FALSE(test, luf_bound_reached(10, 5, 1, 16));
+	KUNIT_EXPECT_TRUE(test, luf_bound_reached(10, 6, 1, 16));
+	KUNIT_EXPECT_TRUE(test, luf_bound_reached(0, 16, 1, 16));
+	/* a large folio counts every page: it fits whole or not at all */
+	KUNIT_EXPECT_FALSE(test, luf_bound_reached(0, 0, 16, 16));
+	KUNIT_EXPECT_TRUE(test, luf_bound_reached(1, 0, 16, 16));
+	KUNIT_EXPECT_TRUE(test, luf_bound_reached(0, 0, 17, 16));
 	luf_state.knob[LUF_KNOB_NR(max_pending_kb)] = 0;
+}
+
+/* Large folios up to a PMD, as one multi-index entry; nothing larger */
+static void luf_orders(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, luf_order_deferrable(0));
+	KUNIT_EXPECT_EQ(test, luf_order_deferrable(4),
+			IS_ENABLED(CONFIG_XARRAY_MULTI));
+	KUNIT_EXPECT_EQ(test, luf_order_deferrable(LUF_MAX_ORDER),
+			IS_ENABLED(CONFIG_XARRAY_MULTI));
+	KUNIT_EXPECT_FALSE(test, luf_order_deferrable(LUF_MAX_ORDER + 1));
 }
 
 /* Both halves of the aging test, as luf_hook_unmap_done() asks them */
@@ -189,6 +204,7 @@ LUF_KUNIT_SUITE(luf_policy,
 		KUNIT_CASE(luf_write_fault_scopes),
 		KUNIT_CASE(luf_knob_rules),
 		KUNIT_CASE(luf_bounds),
+		KUNIT_CASE(luf_orders),
 		KUNIT_CASE(luf_aging),
 		KUNIT_CASE(luf_walk_nesting));
 
