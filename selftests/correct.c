@@ -294,6 +294,19 @@ void make_deferred(struct __test_metadata *_metadata, enum how how,
 			TH_LOG("nothing held or pending after the unmap");
 		}
 	}
+	if (g_large) {
+		struct luf_ev now;
+
+		/* a large folio defers more pages than folios */
+		ASSERT_EQ(0, luf_ev_read(&now));
+		ASSERT_GT(now.pages_reclaim + now.pages_migrate -
+			  before->pages_reclaim - before->pages_migrate,
+			  now.deferred - before->deferred) {
+			luf_ev_log("before", before);
+			luf_ev_log("now", &now);
+			TH_LOG("no large folio was deferred");
+		}
+	}
 }
 
 /*
@@ -353,10 +366,12 @@ static uint64_t gen_word(uint64_t idx, void *arg)
 	return word(idx, *(unsigned int *)arg);
 }
 
+bool g_large;
+
 /*
  * @npages pages of generation @gen in @dir, written one page per write(2)
- * (XFS makes a large folio of a larger write, and large folios are never
- * deferred) and fsynced; the clean page cache stays.
+ * (order-0 folios) or, with g_large, in one (XFS makes one large folio of
+ * it), and fsynced; the clean page cache stays.
  */
 int tfile_create(struct luf_file *f, const char *dir, const char *tag,
 		 size_t npages, unsigned int gen)
@@ -364,8 +379,8 @@ int tfile_create(struct luf_file *f, const char *dir, const char *tag,
 	char name[64];
 
 	snprintf(name, sizeof(name), "correct-%s", tag);
-	return luf_file_create_words(f, dir, name, npages * ps, ps, gen_word,
-				     &gen);
+	return luf_file_create_words(f, dir, name, npages * ps,
+				     g_large ? npages * ps : ps, gen_word, &gen);
 }
 
 /*
@@ -571,8 +586,8 @@ char **luf_correct_args(int *argc, char **argv, const char *const *wrap,
 	if (getenv("LUF_CORRECT_MARK"))
 		g_mark = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
 	if (b && *b) {
-		if (strlen(b) != 1 || b[0] < '1' || b[0] > '5' || b[0] == '4')
-			ksft_exit_fail_msg("LUF_BREAK=%s: want 1, 2, 3 or 5\n", b);
+		if (strlen(b) != 1 || !strchr("12357", b[0]))
+			ksft_exit_fail_msg("LUF_BREAK=%s: want 1, 2, 3, 5 or 7\n", b);
 		g_break = b[0] - '0';
 	}
 	/* listing or help needs neither root nor the module */

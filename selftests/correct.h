@@ -190,6 +190,15 @@ struct outcome {
 /* The debug_break modes the oracles catch by name (see the top) */
 #define BRK_REUSE	1
 #define BRK_FILTER	5
+#define BRK_TAIL	7
+
+/*
+ * Variants with .large = true: tfile_create() writes the whole file with
+ * one write(2), which XFS turns into one large folio (16 pages: order 4),
+ * and make_deferred() asserts that pages of large folios were deferred.
+ * Set by the fixture's setup from its variant.
+ */
+extern bool g_large;
 
 /* What every oracle fixture has: the readers, the test file, its mapping */
 struct oracle {

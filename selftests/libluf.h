@@ -191,6 +191,8 @@ struct luf_ev {
 	uint64_t rel_zone_low, rel_shrinker, rel_isolate;	/* released_<cause> */
 	uint64_t retained;	/* migrc_retained */
 	uint64_t tlbi_avoided;
+	uint64_t pages_reclaim;	/* reclaim_deferred_pages */
+	uint64_t pages_migrate;	/* migrate_deferred_pages */
 };
 
 int luf_ev_read(struct luf_ev *e);

@@ -201,6 +201,8 @@ static const struct {
 	LUF_EV("released_isolate", rel_isolate),
 	LUF_EV("migrc_retained", retained),
 	LUF_EV("tlbi_avoided", tlbi_avoided),
+	LUF_EV("reclaim_deferred_pages", pages_reclaim),
+	LUF_EV("migrate_deferred_pages", pages_migrate),
 };
 
 int luf_ev_read(struct luf_ev *e)

@@ -142,6 +142,16 @@ int luf_move_to_node(const void *map, size_t npages, int node, size_t chunk,
 	}
 	for (i = 0; node >= 0 && i < npages; i++)
 		err += st[i] != node;
+	/*
+	 * The other pages of a large folio report -EBUSY (their folio was
+	 * already isolated, by its first page) and move with it: ask where
+	 * every page is now.
+	 */
+	if (err > 0) {
+		err = luf_move_to_node(map, npages, -1, chunk, st);
+		for (i = 0; !err && i < npages; i++)
+			err += st[i] != node;
+	}
 out:
 	free(pages);
 	free(nodes);

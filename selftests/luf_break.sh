@@ -10,8 +10,9 @@
 # read-only unmap deferred while a flush of its mm was pending (luf_race;
 # make check's multi-threaded pass runs it once more, alone:
 # LUF_BREAK_MODES=6 with LUF_KEEP_MODULE=1 and luf.ko loaded with
-# allow_unsafe=1).  LUF_BREAK_MODES: the modes to run (default 1 2 3 5
-# 6, and 4 on x86_64).
+# allow_unsafe=1), 7 only the first page of a deferred large folio stays
+# pending (luf_reuse's split test).  LUF_BREAK_MODES: the modes to run
+# (default 1 2 3 5 6 7, and 4 on x86_64).
 # Each correctness program runs with LUF_BREAK=N: a test that catches N
 # passes only if its oracle saw the violation, the others skip.  The
 # programs' output is quoted here as it was printed ("# PROG break=N: "),
@@ -35,7 +36,7 @@ cd "$(dirname "$0")" || exit 1
 . ./luf_lib.sh
 
 progs="luf_reuse luf_write luf_unmap luf_fault luf_nofault luf_lifecycle"
-modes="1 2 3 5 6"
+modes="1 2 3 5 6 7"
 [ "$(uname -m)" = x86_64 ] && modes="$modes 4"
 modes=${LUF_BREAK_MODES:-$modes}
 
@@ -89,6 +90,7 @@ for m in $modes; do
 	case $m in
 	4) list=luf_offline ;;
 	6) list=luf_race ;;
+	7) list=luf_reuse ;;
 	*) list=$progs ;;
 	esac
 	caught=0 rerun=0 missed=0 untried=0 other=0

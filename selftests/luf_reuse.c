@@ -3,9 +3,10 @@
  * luf_reuse: a page a stale translation may still reach is never reused (I1)
  * (the oracles, readers and broken modes: correct.h).
  *
- *  reuse.<ext4|ext4_migrate|tmpfs_migrate|ext4_demote>.release_then_alloc
+ *  reuse.<ext4|ext4_migrate|tmpfs_migrate|xfs_large|xfs_large_migrate|
+ *	ext4_demote>.release_then_alloc
  *	(I1; *_demote: memory.reclaim of the test's own memcg with demotion
- *	to node 1 on, MIGRC)
+ *	to node 1 on, MIGRC; xfs_large*: the file is one 16-page folio)
  *	echo 0 > enabled (migrc_enabled for *_migrate) from CPU 0 releases
  *	the held pages onto CPU 0's pcp lists; CPU 0 at once fills 64 MiB of
  *	new anonymous memory with POISON (pcp lists are LIFO, so the released
@@ -17,6 +18,8 @@
  *	disable flushes, and so does a write fault in the test's mm while
  *	its batched unmaps are pending.
  *  steal.ext4_to_fuse.splice_move_then_write (I1: a page-cache steal)
+ *  split.xfs.split_then_reclaim (I1 for every page of a large folio split
+ *	after its deferral; see the fixture)
  *
  * A page can leave the page cache without being freed: splice's
  * page_cache_pipe_buf_try_steal() takes a page-cache page that sits in a
@@ -101,11 +104,16 @@ FIXTURE_VARIANT(reuse) {
 	int brk;
 	const char *dir;
 	enum how how;
+	bool large;
 };
 
 FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = BRK_REUSE, .dir = LUF_EXT4_DIR };
 FIXTURE_VARIANT_ADD(reuse, ext4_migrate) { .brk = BRK_REUSE, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION };
 FIXTURE_VARIANT_ADD(reuse, tmpfs_migrate) { .brk = BRK_REUSE, .dir = LUF_TMP_DIR, .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(reuse, xfs_large) { .brk = BRK_REUSE, .dir = LUF_XFS_DIR, .large = true };
+FIXTURE_VARIANT_ADD(reuse, xfs_large_migrate) {
+	.brk = BRK_REUSE, .dir = LUF_XFS_DIR, .how = BY_MIGRATION, .large = true,
+};
 /*
  * Demotion needs a lower memory tier: the x86 guest's node 1 (HMAT); an
  * arm64 device-tree boot has none, so there the test skips, and it is no
@@ -129,6 +137,7 @@ static void reuse_release(FIXTURE_DATA(reuse) *self)
 FIXTURE_SETUP(reuse)
 {
 	self->poison = NULL;
+	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 }
 
@@ -229,6 +238,43 @@ TEST_F_TIMEOUT(reuse, release_then_alloc, 300)
 #define STEAL_PIPE_SZ	(2 * NPAGES * ps)
 /* holds an aligned 2 MiB block (a PMD on x86 and 4K-page arm64) */
 #define STEAL_DRAIN_LEN	(4UL << 20)
+
+/*
+ * Splice the first @size bytes of @fd into the pipe @pipe_w, so that the
+ * pipe holds references to its page-cache pages.  0 or -errno (-EIO at
+ * an early end of file).
+ */
+static int splice_file(int fd, int pipe_w, size_t size)
+{
+	size_t done;
+	ssize_t n;
+	loff_t off;
+
+	for (done = 0; done < size; done += n) {
+		off = done;
+		n = splice(fd, &off, pipe_w, NULL, size - done, 0);
+		if (n <= 0)
+			return n ? -errno : -EIO;
+	}
+	return 0;
+}
+
+/*
+ * An address whose MADV_COLD only drains this CPU's LRU batches: in an
+ * aligned 2 MiB block of *@region, which is never populated, so madvise
+ * finds no page table there to flush.  NULL if mmap() fails.
+ */
+static void *drain_map(void **region)
+{
+	*region = mmap(NULL, STEAL_DRAIN_LEN, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (*region == MAP_FAILED) {
+		*region = NULL;
+		return NULL;
+	}
+	return (void *)(((uintptr_t)*region + STEAL_DRAIN_LEN / 2 - 1) &
+			~(uintptr_t)(STEAL_DRAIN_LEN / 2 - 1));
+}
 
 /* The daemon's state; anonymous memory written before the window. */
 struct steal_fs {
@@ -668,7 +714,7 @@ static void steal_try(struct __test_metadata *_metadata,
 		      unsigned int *stolen)
 {
 	unsigned int gen = first_gen();
-	size_t words = NPAGES * ps / 8, size, done, i;
+	size_t words = NPAGES * ps / 8, size, i;
 	uint64_t pfn_ext4[NPAGES], pfn_fuse[NPAGES];
 	volatile uint64_t *fm;
 	struct luf_ev e0, e1, e2;
@@ -677,7 +723,6 @@ static void steal_try(struct __test_metadata *_metadata,
 	struct rd_ctl *rd;
 	ssize_t nread, nwritten;
 	int ret, rerr, werr;
-	loff_t off;
 
 	*stolen = 0;
 	ret = tfile_create(&self->o.f, LUF_EXT4_DIR, "steal", NPAGES, gen);
@@ -691,14 +736,8 @@ static void steal_try(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, self->rbuf);
 	for (i = 0; i < words; i++)
 		self->wbuf[i] = word(i, gen + 1);
-	/* never populated: MADV_COLD of it only drains the LRU batches */
-	self->drain = mmap(NULL, STEAL_DRAIN_LEN, PROT_NONE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->drain) {
-		self->drain = NULL;
-	}
-	drain = (void *)(((uintptr_t)self->drain + STEAL_DRAIN_LEN / 2 - 1) &
-			 ~(uintptr_t)(STEAL_DRAIN_LEN / 2 - 1));
+	drain = drain_map(&self->drain);
+	ASSERT_NE(NULL, drain);
 
 	d = self->d = steal_fs_alloc(size);
 	ASSERT_NE(NULL, d);
@@ -713,13 +752,8 @@ static void steal_try(struct __test_metadata *_metadata,
 	steal_mount(_metadata, self);
 
 	/* the ext4 page-cache pages into the hold pipe, in file order */
-	for (done = 0; done < size; done += ret) {
-		off = done;
-		ret = splice(self->o.f.fd, &off, d->hold[1], NULL,
-			     size - done, 0);
-		ASSERT_LT(0, ret) TH_LOG("splice ext4 -> pipe: %s",
-					 ret ? strerror(errno) : "EOF");
-	}
+	ret = splice_file(self->o.f.fd, d->hold[1], size);
+	ASSERT_EQ(0, ret) TH_LOG("splice ext4 -> pipe: %s", strerror(-ret));
 	d->hold_off = 0;
 	d->hold_end = size;
 
@@ -818,6 +852,244 @@ static void steal_once(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(steal, splice_move_then_write, 300)
 {
 	RUN_ATTEMPTS(steal_once, "reader of the ext4 file read the FUSE file's write");
+}
+
+/* ---- c. a deferred large folio split, its pieces reclaimed ---------- */
+
+/*
+ * split.xfs.split_then_reclaim
+ * The XFS test file is one 16-page folio (written with one write(2)),
+ * charged to a memcg of the test's own.  A pipe holds references to its
+ * pages, so MADV_PAGEOUT defers the unmap but cannot free the folio.  With
+ * the pipe closed and CPU 0's LRU batch drained, the split_huge_pages
+ * debugfs file splits the folio into order-0 pieces, still pending, and
+ * memory.reclaim of the memcg frees them one by one (no unmap: they are
+ * not mapped), each of which must be held.  CPU 0 then writes 64 MiB of
+ * POISON into a memfd (as broken mode 5 of reuse does: a write fault in
+ * this mm would flush its batched unmaps while the deferral is pending).  Oracle: no reader ever reads a word other than the file's.
+ * Broken mode 7 keeps only the folio's first page pending, so the other
+ * 15 pieces are reused.  The readers pause off the mapping from the
+ * page-out until the fill: a reader that refaulted would map the folio
+ * again, and the split would unmap it with a flush.  The test asserts
+ * that the folio was large, deferred as such, split (no page of it is
+ * compound in /proc/kpageflags afterwards) and gone from the page cache
+ * (mincore()) before the fill, and in a normal run that every piece was
+ * held.
+ */
+#define SPLIT_DEBUGFS		"/sys/kernel/debug/split_huge_pages"
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+
+FIXTURE(split) {
+	struct oracle o;
+	int hold[2];
+	int mfd;
+	void *drain;
+	uint64_t *poison;
+};
+
+FIXTURE_VARIANT(split) {
+	int brk;
+	const char *dir;
+};
+
+FIXTURE_VARIANT_ADD(split, xfs) { .brk = BRK_TAIL, .dir = LUF_XFS_DIR };
+
+static void split_release(FIXTURE_DATA(split) *self)
+{
+	int i;
+
+	oracle_release(&self->o);
+	for (i = 0; i < 2; i++) {
+		if (self->hold[i] >= 0)
+			close(self->hold[i]);
+		self->hold[i] = -1;
+	}
+	if (self->mfd >= 0)
+		close(self->mfd);
+	self->mfd = -1;
+	if (self->poison)
+		munmap(self->poison, FILL_CHUNK);
+	self->poison = NULL;
+	if (self->drain)
+		munmap(self->drain, STEAL_DRAIN_LEN);
+	self->drain = NULL;
+}
+
+FIXTURE_SETUP(split)
+{
+	char name[64];
+	int err;
+
+	self->hold[0] = self->hold[1] = -1;
+	self->mfd = -1;
+	self->drain = NULL;
+	self->poison = NULL;
+	g_large = true;
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT);
+	if (_metadata->exit_code)
+		return;
+	if (access(SPLIT_DEBUGFS, W_OK))
+		SKIP(return, "no %s (debugfs, THP)", SPLIT_DEBUGFS);
+	if (!memcg_available())
+		SKIP(return, "no memory controller in " LUF_CGROUP_ROOT);
+	snprintf(name, sizeof(name), "luf-split-%d", getpid());
+	err = memcg_create(name, g_cg, sizeof(g_cg));
+	ASSERT_EQ(0, err) TH_LOG("memcg %s: %s", name, strerror(-err));
+	/* the whole process: the test file's page cache is charged to it */
+	err = memcg_enter(g_cg);
+	ASSERT_EQ(0, err) TH_LOG("entering %s: %s", g_cg, strerror(-err));
+	/* a cpuset controller resets the affinity of a task it takes in */
+	ASSERT_EQ(0, pin_to_cpu(0));
+}
+
+FIXTURE_TEARDOWN(split)
+{
+	split_release(self);
+	if (g_cg[0])
+		memcg_destroy(g_cg);
+	g_cg[0] = '\0';
+	module_done();
+}
+
+/* Page flags of @pfn from /proc/kpageflags; 0 or -errno */
+static int kpageflags(uint64_t pfn, uint64_t *flags)
+{
+	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, flags, sizeof(*flags), (off_t)(pfn * sizeof(*flags)));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return n == sizeof(*flags) ? 0 : -EIO;
+}
+
+/* Pages of the @len bytes at @map in the page cache (all if unknown) */
+static size_t resident(void *map, size_t len)
+{
+	unsigned char vec[NPAGES];
+	size_t i, n = 0;
+
+	if (mincore(map, len, vec))
+		return len / ps;
+	for (i = 0; i < len / ps; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+static void split_once(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(split) *self,
+		       const FIXTURE_VARIANT(split) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen(), compound = 0;
+	uint64_t pfns[NPAGES], fl, head_fl = 0;
+	char cmd[sizeof(self->o.f.path) + 32];
+	struct luf_ev e0, e1, e2, e3;
+	size_t size, left, off, i;
+	struct rd_ctl *rd;
+	void *drain;
+	uint64_t *p;
+	ssize_t ret;
+	int tries;
+
+	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ret = tfile_create(&self->o.f, variant->dir, "split", NPAGES, gen);
+	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	size = self->o.f.size;
+	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, self->o.map);
+	drain = drain_map(&self->drain);
+	ASSERT_NE(NULL, drain);
+	/* the fill's source, written now: no write fault in the window */
+	p = anon_buf(FILL_CHUNK);
+	ASSERT_NE(NULL, p);
+	self->poison = p;
+	ASSERT_EQ(0, pipe2(self->hold, O_CLOEXEC));
+	ASSERT_LE((ssize_t)STEAL_PIPE_SZ,
+		  fcntl(self->hold[1], F_SETPIPE_SZ, (int)STEAL_PIPE_SZ));
+	for (i = 0; i < FILL_CHUNK / 8; i++)
+		p[i] = POISON;
+	self->mfd = memfd_create("luf_poison", MFD_CLOEXEC);
+	ASSERT_LE(0, self->mfd) TH_LOG("memfd_create: %s", strerror(errno));
+	prefault_all();
+	/* references that keep reclaim from freeing the folio */
+	ret = splice_file(self->o.f.fd, self->hold[1], size);
+	ASSERT_EQ(0, ret) TH_LOG("splice xfs -> pipe: %s", strerror(-ret));
+
+	rd = self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = rd->new_gen = gen;
+	ret = rd_start(rd, self->o.map, size / 8);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+	ret = luf_pagemap_pfns(self->o.map, NPAGES, pfns);
+	ASSERT_EQ(0, ret) TH_LOG("pagemap: %s", strerror(-ret));
+	ASSERT_EQ(0, kpageflags(pfns[0], &head_fl));
+	make_deferred(_metadata, BY_PAGEOUT, self->o.map, size, &e0, &e1,
+		      false);
+	ret = rd_pause(rd);
+	ASSERT_EQ(0, ret) TH_LOG("pausing the readers: %s", strerror(-ret));
+	close(self->hold[0]);
+	close(self->hold[1]);
+	self->hold[0] = self->hold[1] = -1;
+	/* the putback's LRU batch reference would fail the split */
+	ASSERT_EQ(0, madvise(drain, ps, MADV_COLD));
+	snprintf(cmd, sizeof(cmd), "%s,0x0,0x%x", self->o.f.path, NPAGES);
+	ret = write_file_str(SPLIT_DEBUGFS, cmd);
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", SPLIT_DEBUGFS, strerror(-ret));
+	for (i = 0; i < NPAGES; i++) {
+		ASSERT_EQ(0, kpageflags(pfns[i], &fl));
+		compound += !!(fl & (1ULL << KPF_COMPOUND_HEAD |
+				     1ULL << KPF_COMPOUND_TAIL));
+	}
+	/*
+	 * The pieces are not mapped: reclaim frees them without an unmap.
+	 * Ask for no more than the file: memory.reclaim drains the LRU
+	 * batches of every CPU before it gives up (lru_add_drain_all()),
+	 * and the worker that does it on a reader's CPU flushes its TLB.
+	 */
+	snprintf(cmd, sizeof(cmd), "%zu", size);
+	for (tries = 0; resident(self->o.map, size) && tries < LUF_TRIES;
+	     tries++) {
+		ret = memcg_write(g_cg, "memory.reclaim", cmd);
+		ASSERT_TRUE(!ret || ret == -EAGAIN)
+			TH_LOG("memory.reclaim: %s", strerror(-ret));
+	}
+	/* before the readers go on: they read the file back in */
+	left = resident(self->o.map, size);
+	ASSERT_EQ(0, luf_ev_read(&e3));
+	/*
+	 * No write fault here: with the folio's deferral still pending, it
+	 * would flush this mm's batched unmaps (LUF_SCOPE_MM), the readers'
+	 * stale entries with them.  The POISON goes into a memfd's page
+	 * cache from a buffer written before the window.
+	 */
+	for (off = 0; off < POISON_LEN; off += FILL_CHUNK)
+		if (pwrite(self->mfd, p, FILL_CHUNK, off) != (ssize_t)FILL_CHUNK)
+			break;
+	rd_resume(rd);
+	oracle_check(_metadata, rd, &e0, &e1, &e2, "after reclaim and reuse", s);
+	ASSERT_EQ(POISON_LEN, off) TH_LOG("memfd: %s", strerror(errno));
+	ASSERT_NE((uint64_t)0, head_fl & (1ULL << KPF_COMPOUND_HEAD))
+		TH_LOG("the test file is not one large folio: the test would prove nothing");
+	ASSERT_EQ(0U, compound)
+		TH_LOG("%u pages still compound: the folio was not split", compound);
+	ASSERT_EQ((size_t)0, left)
+		TH_LOG("%zu pages of the split folio stayed in the page cache", left);
+	if (!g_break)
+		ASSERT_LE((uint64_t)NPAGES, e3.held - e1.held)
+			TH_LOG("only %" PRIu64 " pages held after the pieces were freed",
+			       e3.held - e1.held);
+	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	split_release(self);
+}
+
+TEST_F_TIMEOUT(split, split_then_reclaim, 300)
+{
+	RUN_ATTEMPTS(split_once, "reader read a reused piece of a split folio");
 }
 
 static const char *const wrap_tests[] = { "-f", "reuse", NULL };

@@ -92,6 +92,7 @@ FIXTURE_VARIANT(write) {
 	const char *dir;
 	enum wop op;
 	enum how how;
+	bool large;
 };
 
 FIXTURE_VARIANT_ADD(write, ext4_pwrite) { .brk = 2, .dir = LUF_EXT4_DIR, .op = OP_PWRITE };
@@ -102,6 +103,12 @@ FIXTURE_VARIANT_ADD(write, ext4_punch_hole) { .brk = 0, .dir = LUF_EXT4_DIR, .op
 FIXTURE_VARIANT_ADD(write, ext4_truncate) { .brk = 0, .dir = LUF_EXT4_DIR, .op = OP_TRUNC0 };
 FIXTURE_VARIANT_ADD(write, ext4_truncate_tail) { .brk = 2, .dir = LUF_EXT4_DIR, .op = OP_TAIL };
 FIXTURE_VARIANT_ADD(write, xfs_pwrite) { .brk = 2, .dir = LUF_XFS_DIR, .op = OP_PWRITE };
+FIXTURE_VARIANT_ADD(write, xfs_large_pwrite) {
+	.brk = 2, .dir = LUF_XFS_DIR, .op = OP_PWRITE, .large = true,
+};
+FIXTURE_VARIANT_ADD(write, xfs_large_punch_hole) {
+	.brk = 0, .dir = LUF_XFS_DIR, .op = OP_PUNCH, .large = true,
+};
 FIXTURE_VARIANT_ADD(write, xfs_pwritev) { .brk = 2, .dir = LUF_XFS_DIR, .op = OP_PWRITEV };
 FIXTURE_VARIANT_ADD(write, xfs_splice) { .brk = 2, .dir = LUF_XFS_DIR, .op = OP_SPLICE };
 FIXTURE_VARIANT_ADD(write, xfs_copy_file_range) { .brk = 0, .dir = LUF_XFS_DIR, .op = OP_COPY };
@@ -152,6 +159,7 @@ FIXTURE_SETUP(write)
 	self->buf = NULL;
 	self->pipefd[0] = self->pipefd[1] = -1;
 	self->swapon = false;
+	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 	if (_metadata->exit_code)
 		return;
@@ -318,6 +326,7 @@ FIXTURE_VARIANT(cow) {
 	enum how how;
 	bool shared;
 	bool read_first;
+	bool large;
 };
 
 /*
@@ -337,6 +346,10 @@ FIXTURE_VARIANT(cow) {
  */
 FIXTURE_VARIANT_ADD(cow, ext4) { .brk = 3, .dir = LUF_EXT4_DIR };
 FIXTURE_VARIANT_ADD(cow, xfs) { .brk = 3, .dir = LUF_XFS_DIR };
+FIXTURE_VARIANT_ADD(cow, xfs_large) { .brk = 3, .dir = LUF_XFS_DIR, .large = true };
+FIXTURE_VARIANT_ADD(cow, xfs_large_migrate) {
+	.brk = 0, .dir = LUF_XFS_DIR, .how = BY_MIGRATION, .large = true,
+};
 FIXTURE_VARIANT_ADD(cow, ext4_migrate) { .brk = 0, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION };
 FIXTURE_VARIANT_ADD(cow, ext4_shared) { .brk = 3, .dir = LUF_EXT4_DIR, .shared = true };
 /*
@@ -369,6 +382,7 @@ FIXTURE_VARIANT_ADD(cow, xfs_shared_read) {
 
 FIXTURE_SETUP(cow)
 {
+	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 }
 

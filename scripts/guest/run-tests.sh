@@ -14,7 +14,8 @@
 # under load; last, luf_break.sh runs broken mode 6 (the race of luf_race)
 # once more, on vCPUs that really run in parallel.
 # lufvm.tests=PROG,PROG,... (LUF_APPEND of qemu.sh, for iterating on a
-# few programs) runs only those, in that order, and no peer suite.
+# few programs) runs only those, in that order, and no peer suite;
+# lufvm.break_modes=N,N,... has luf_break.sh run only those modes.
 # lufvm.test_timeout=SECS overrides the per-program timeout of
 # selftests/settings.  Then (not with lufvm.order) the peer suites,
 # /luf/peer.sh, if scripts/peer.sh built them: lufvm.peer=0 leaves them
@@ -84,8 +85,10 @@ run() {
 	fi
 	tmo=$(cmdline_get lufvm.test_timeout "")
 	only=$(cmdline_get lufvm.tests "")
+	modes=$(cmdline_get lufvm.break_modes "")
 	case ${LUF_ORDER:-} in
 	'')
+		[ -n "$modes" ] && export LUF_BREAK_MODES="$(echo "$modes" | tr ',' ' ')"
 		if [ -n "$only" ]; then
 			# shellcheck disable=SC2046 # one -t per comma-separated name
 			"$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} \
