@@ -4,8 +4,8 @@
 # make bench: the benchmarks, each LUF off vs on in one boot; not part of
 # make check.  Prints tables and RESULT lines (also in $LUF_OUT/bench.results).
 #  1. scripts/guest/bench.sh (lufvm.mode=bench) once per vCPU count in
-#     LUF_SMP (default 4): the reclaim, MIGRC and (x86) demotion benchmarks
-#     in LUF_BENCH_PAIRS interleaved off/on pairs (default 5; 2 in a sweep),
+#     LUF_SMP (default 4): the reclaim (ext4 and XFS), MIGRC and (x86)
+#     demotion benchmarks in LUF_BENCH_PAIRS interleaved off/on pairs (default 5; 2 in a sweep),
 #     readers on every vCPU but CPU 0.  With more than one count (a sweep,
 #     e.g. LUF_SMP="4 8 16"; at most the kernel's CONFIG_NR_CPUS, 16 in
 #     configs/x86_64.config) only reclaim and MIGRC (2 rounds) run, every RESULT line
@@ -18,7 +18,7 @@
 #     sqlite3 from Debian, three processes running read-only queries over a
 #     memory-mapped database twice their memcg's memory.max.
 # Environment: LUF_SMP, LUF_BENCH_PAIRS, LUF_BENCH_LIST (comma list of
-# reclaim, migrc, migrc-demote), LUF_BENCH_RECLAIM_ROUNDS (default 24),
+# reclaim, reclaim-xfs, migrc, migrc-demote), LUF_BENCH_RECLAIM_ROUNDS (default 24),
 # LUF_BENCH_MIGRC_ROUNDS (default 4; 2 in a sweep), LUF_BENCH_ATOMIC
 # (S,FREE_MB,BURST of the atomic benchmark), LUF_BENCH_KNOBS (k=v,k=v:
 # other values of /sys/kernel/mm/luf knobs for every run), LUF_TIMEOUT,
@@ -39,7 +39,7 @@ if [ "$nsmp" -gt 1 ]; then
 	[ "$ARCH_TLB_IPIS" = 1 ] || die "LUF_SMP sweep: not on $LUF_ARCH (ARCH_TLB_IPIS=0 in scripts/arch/$LUF_ARCH: no shootdown IPIs to count)"
 else
 	pairs=${LUF_BENCH_PAIRS:-5}
-	list=${LUF_BENCH_LIST:-reclaim,migrc,migrc-demote}
+	list=${LUF_BENCH_LIST:-reclaim,reclaim-xfs,migrc,migrc-demote}
 	mr=${LUF_BENCH_MIGRC_ROUNDS:-4}
 fi
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || die "LUF_BENCH_PAIRS=$pairs: a positive number"

@@ -14,6 +14,8 @@
 #    what it holds besides the file once the readers run); CPU 0 reads the
 #    whole file LUF_BENCH_RECLAIM_ROUNDS times ("luf_workload memcg
 #    --rounds R");
+#  - reclaim-xfs (enabled): the same on XFS, whose page cache of the 8 MiB
+#    file (written 64 KiB a write(2)) is made of 16-page folios;
 #  - migrc (migrc_enabled): the readers spin over a read-only 4 MiB tmpfs
 #    file mapping and 4 MiB of read-only anonymous memory right after it
 #    (read back from zram swap, so its PTEs are clean), which CPU 0 moves
@@ -33,7 +35,7 @@
 #    S,FREE_MB,BURST (default 20,32,1024).  RESULT atomic
 #    ... failed_bursts_off=N failed_bursts_on=N bursts_off=N bursts_on=N
 #    pages_off=N pages_on=N held_on=N (medians).
-# LUF_BENCH_LIST (comma list, default the first three) picks benchmarks;
+# LUF_BENCH_LIST (comma list, default the first four) picks benchmarks;
 # LUF_BENCH_KNOBS (k=v,k=v) sets other knobs of /sys/kernel/mm/luf first.
 #
 # Per run it keeps the workload's deltas (TLB row of /proc/interrupts,
@@ -72,7 +74,7 @@
 . /luf/stats.sh
 
 PAIRS=${LUF_BENCH_PAIRS:-1}
-LIST=$(echo "${LUF_BENCH_LIST:-reclaim,migrc,migrc-demote}" | tr , ' ')
+LIST=$(echo "${LUF_BENCH_LIST:-reclaim,reclaim-xfs,migrc,migrc-demote}" | tr , ' ')
 RROUNDS=${LUF_BENCH_RECLAIM_ROUNDS:-24}
 MROUNDS=${LUF_BENCH_MIGRC_ROUNDS:-4}
 D=/tmp/luf-bench
@@ -403,6 +405,9 @@ for b in $LIST; do
 	case $b in
 	reclaim)
 		bench reclaim enabled pgsteal memcg --rounds "$RROUNDS" ;;
+	reclaim-xfs)
+		bench reclaim-xfs enabled pgsteal memcg --rounds "$RROUNDS" \
+			--dir /mnt/xfs ;;
 	migrc)
 		# read-only anonymous memory needs swap (its pages are read back from it)
 		if [ -b /dev/zram0 ] && swapon /dev/zram0 2>/dev/null; then
@@ -424,7 +429,7 @@ for b in $LIST; do
 			say "no second memory tier: no demotion benchmark"
 		fi ;;
 	*)
-		say "error: unknown benchmark $b (reclaim, migrc, migrc-demote, atomic)"
+		say "error: unknown benchmark $b (reclaim, reclaim-xfs, migrc, migrc-demote, atomic)"
 		status=1 ;;
 	esac
 done
@@ -436,6 +441,8 @@ for b in $LIST; do
 	case $b in
 	reclaim) t="reclaim benchmark (memcg; pages unmapped = memcg pgsteal)"
 		 h=tlb_irqs; [ "$ARCH" = aarch64 ] && h=tlbi ;;
+	reclaim-xfs) t="reclaim benchmark on XFS (large folios; pages unmapped = memcg pgsteal)"
+		     h=tlb_irqs; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	migrc) t="MIGRC benchmark (move_pages; pages unmapped = pages migrated)"
 	       h=nr_tlb_remote_flush; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	migrc-demote) t="MIGRC benchmark (demotion; pages unmapped = pgdemote)"
