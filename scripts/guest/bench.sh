@@ -84,7 +84,8 @@ ctr() { awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$DBG/stat" 2>/de
 COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
 forced_write_fault forced_file_change forced_zone_low forced_shrinker
 forced_timer forced_threshold forced_isolate forced_aging mm_flushes flush_cpus cpus_pruned
-reclaim_unmaps reclaim_ro_folios reclaim_deferred migrate_ro_folios tlbi_avoided tlbi_issued"
+reclaim_unmaps reclaim_ro_folios reclaim_deferred migrate_ro_folios tlbi_avoided tlbi_issued
+reclaim_ro_pages migrate_ro_pages reclaim_deferred_pages"
 # /proc/vmstat counters kept per run (vm_*), to see what else changed
 VMSTAT="pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd pgmajfault
 workingset_refault_file workingset_activate_file pgactivate pgdeactivate pgrefill"
@@ -190,15 +191,15 @@ one() {
 	if [ "$ARCH" = aarch64 ]; then
 		# arm64 sends no IPIs: count broadcast TLBIs for the read-only
 		# pages reclaim and migration unmapped.  Off: one TLBI VALE1IS
-		# per read-only PTE (<path>_ro_folios: the readers map each page
-		# once).  On: those not left out, plus the ASID-wide ones the
-		# deferred flushes sent.  More left out than there were
-		# read-only folios would break that premise: an error, not a
-		# negative count.
-		ro=$(( $(val "$out" luf_reclaim_ro_folios) + $(val "$out" luf_migrate_ro_folios) ))
+		# per read-only PTE (<path>_ro_pages: the readers map each page
+		# once, and a large folio has a PTE per page).  On: those not
+		# left out, plus the ASID-wide ones the deferred flushes sent.
+		# More left out than there were read-only pages would break
+		# that premise: an error, not a negative count.
+		ro=$(( $(val "$out" luf_reclaim_ro_pages) + $(val "$out" luf_migrate_ro_pages) ))
 		avoided=$(val "$out" luf_tlbi_avoided)
 		if [ "$avoided" -gt "$ro" ]; then
-			say "error: $name ($run, pair $pair): $avoided TLBIs left out for $ro read-only folios"
+			say "error: $name ($run, pair $pair): $avoided TLBIs left out for $ro read-only pages"
 			status=1
 			avoided=$ro
 		fi
