@@ -210,6 +210,12 @@ bool luf_pfn_pending(unsigned long pfn)
  * around the block (a piece of a folio split after its deferral) or a
  * deferral inside it.
  *
+ * A block of order 1 to LUF_MAX_ORDER that a pending deferral reaches
+ * lies inside that deferral's folio: its pages were that folio's, or a
+ * piece of it, from the deferral until now (a pending page is never
+ * free, and folios do not merge).  So the folio was large and wrote the
+ * large-folio filter slot of the block, which one load checks first.
+ *
  * Return: true if a pfn of the block was deferred and is not flushed.
  */
 bool luf_range_pending(unsigned long pfn, unsigned int order)
@@ -223,6 +229,9 @@ bool luf_range_pending(unsigned long pfn, unsigned int order)
 	/* Pairs with smp_store_release() in luf_batch_flush() */
 	done = smp_load_acquire(&luf_done);
 	now = READ_ONCE(luf_state.ugen);
+	if (order <= LUF_MAX_ORDER &&
+	    !luf_gen_pending(READ_ONCE(*luf_filter_slot(pfn, order)), done, now))
+		return false;
 	xa_for_each_range(&luf_pfns, index, entry, pfn, last)
 		if (xa_is_value(entry) &&
 		    luf_gen_pending(xa_to_value(entry), done, now))
@@ -260,12 +269,15 @@ void luf_pfn_forget(unsigned long pfn)
  * Record @order pages from @pfn at @gen: one entry, multi-index for a
  * large folio (luf_order_deferrable() made sure the xarray has them).
  * It replaces whatever the range held: older generations, which are
- * pending no longer than @gen.
+ * pending no longer than @gen.  A settled entry wider than the range
+ * goes first: storing into it would make all of it pending again, pages
+ * that no deferral counts.
  */
 static int luf_pfns_store(unsigned long pfn, unsigned int order, u32 gen)
 {
 	XA_STATE_ORDER(xas, &luf_pfns, pfn, order);
 
+	luf_pfn_forget(pfn);
 	do {
 		xas_lock(&xas);
 		xas_store(&xas, xa_mk_value(gen));
@@ -534,3 +546,7 @@ bool luf_batch_sweep_due(void)
 {
 	return READ_ONCE(luf_sweep_due);
 }
+
+#ifdef LUF_KUNIT
+#include "tests/batch-kunit.h"
+#endif

@@ -57,13 +57,15 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	long nr = 1L << order, held, peak;
 
 	/*
-	 * A poisoned page never goes back to the allocator
+	 * A poisoned order-0 page never goes back to the allocator
 	 * (free_pages_prepare()); holding it would only keep
 	 * memory_failure() waiting.  One poisoned just after this test is
 	 * held, but was deferred before pages_wanted's first flush, so that
-	 * release frees it.
+	 * release frees it.  A larger block with a poisoned first page does
+	 * go to buddy, where memory_failure() takes only that page off: it
+	 * is held like any other.
 	 */
-	if (order >= NR_PAGE_ORDERS || PageHWPoison(page) ||
+	if (order >= NR_PAGE_ORDERS || (!order && PageHWPoison(page)) ||
 	    !luf_range_pending(pfn, order))
 		return false;
 	/*

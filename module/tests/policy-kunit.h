@@ -148,7 +148,7 @@ static bool luf_aging_test(enum luf_ctx ctx, long pending, unsigned long pages)
  * never below LUF_AGING_MIN_PAGES, only for reclaim, never at 0, and not
  * where clearing the accessed bit invalidates the translation.
  */
-static void luf_aging(struct kunit *test)
+static void luf_aging_rules(struct kunit *test)
 {
 	const bool arch = !luf_arch_aging_flushes();
 	const long min = LUF_AGING_MIN_PAGES;
@@ -205,7 +205,7 @@ LUF_KUNIT_SUITE(luf_policy,
 		KUNIT_CASE(luf_knob_rules),
 		KUNIT_CASE(luf_bounds),
 		KUNIT_CASE(luf_orders),
-		KUNIT_CASE(luf_aging),
+		KUNIT_CASE(luf_aging_rules),
 		KUNIT_CASE(luf_walk_nesting));
 
 #endif /* _LUF_POLICY_KUNIT_H */
