@@ -144,7 +144,7 @@ TEST_F(luf_load, bad_params_rejected)
 	static const char * const bad[] = {
 		"debug_break=1",
 		"debug_break=3 allow_unsafe=1",
-		"allow_unsafe=1 debug_break=7",
+		"allow_unsafe=1 debug_break=8",
 		"allow_unsafe=1 debug_break=-1",
 		"allow_unsafe=1 debug_break=1x",
 		"allow_unsafe=1 debug_break=",

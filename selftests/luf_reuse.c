@@ -866,19 +866,24 @@ TEST_F_TIMEOUT(steal, splice_move_then_write, 300)
  * memory.reclaim of the memcg frees them one by one (no unmap: they are
  * not mapped), each of which must be held.  CPU 0 then writes 64 MiB of
  * POISON into a memfd (as broken mode 5 of reuse does: a write fault in
- * this mm would flush its batched unmaps while the deferral is pending).  Oracle: no reader ever reads a word other than the file's.
- * Broken mode 7 keeps only the folio's first page pending, so the other
- * 15 pieces are reused.  The readers pause off the mapping from the
+ * this mm would flush its batched unmaps while the deferral is pending).
+ * Oracle: no reader ever reads a word other than the file's.  Broken mode
+ * 7 keeps only the folio's first page pending, so the other pieces are
+ * reused.  split.xfs_order2 splits into 4-page pieces instead, freed and
+ * held at order 2, and fills 4 MiB of an XFS file 16 KiB a write(2)
+ * instead (order-2 page cache folios take the order-2 free blocks).  The readers pause off the mapping from the
  * page-out until the fill: a reader that refaulted would map the folio
  * again, and the split would unmap it with a flush.  The test asserts
- * that the folio was large, deferred as such, split (no page of it is
- * compound in /proc/kpageflags afterwards) and gone from the page cache
+ * that the folio was large, deferred as such, split (/proc/kpageflags
+ * shows a compound head at every piece's first page and no other, or no
+ * compound page at all for order-0 pieces) and gone from the page cache
  * (mincore()) before the fill, and in a normal run that every piece was
  * held.
  */
 #define SPLIT_DEBUGFS		"/sys/kernel/debug/split_huge_pages"
 #define KPF_COMPOUND_HEAD	15
 #define KPF_COMPOUND_TAIL	16
+#define SPLIT_FILL_LEN		(4UL << 20)	/* pieces of order > 0 */
 
 FIXTURE(split) {
 	struct oracle o;
@@ -891,9 +896,13 @@ FIXTURE(split) {
 FIXTURE_VARIANT(split) {
 	int brk;
 	const char *dir;
+	unsigned int order;	/* of the pieces */
 };
 
 FIXTURE_VARIANT_ADD(split, xfs) { .brk = BRK_TAIL, .dir = LUF_XFS_DIR };
+FIXTURE_VARIANT_ADD(split, xfs_order2) {
+	.brk = BRK_TAIL, .dir = LUF_XFS_DIR, .order = 2,
+};
 
 static void split_release(FIXTURE_DATA(split) *self)
 {
@@ -988,7 +997,9 @@ static void split_once(struct __test_metadata *_metadata,
 	uint64_t pfns[NPAGES], fl, head_fl = 0;
 	char cmd[sizeof(self->o.f.path) + 32];
 	struct luf_ev e0, e1, e2, e3;
-	size_t size, left, off, i;
+	size_t size, left, off, i, chunk = variant->order ? ps << variant->order :
+						      FILL_CHUNK;
+	size_t fill_len = variant->order ? SPLIT_FILL_LEN : POISON_LEN;
 	struct rd_ctl *rd;
 	void *drain;
 	uint64_t *p;
@@ -1012,8 +1023,16 @@ static void split_once(struct __test_metadata *_metadata,
 		  fcntl(self->hold[1], F_SETPIPE_SZ, (int)STEAL_PIPE_SZ));
 	for (i = 0; i < FILL_CHUNK / 8; i++)
 		p[i] = POISON;
-	self->mfd = memfd_create("luf_poison", MFD_CLOEXEC);
-	ASSERT_LE(0, self->mfd) TH_LOG("memfd_create: %s", strerror(errno));
+	if (!variant->order) {
+		self->mfd = memfd_create("luf_poison", MFD_CLOEXEC);
+	} else {
+		snprintf(cmd, sizeof(cmd), "%s/luf-split-fill-%d",
+			 luf_path(variant->dir), getpid());
+		self->mfd = open(cmd, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (self->mfd >= 0)
+			unlink(cmd);
+	}
+	ASSERT_LE(0, self->mfd) TH_LOG("fill file: %s", strerror(errno));
 	prefault_all();
 	/* references that keep reclaim from freeing the folio */
 	ret = splice_file(self->o.f.fd, self->hold[1], size);
@@ -1037,13 +1056,20 @@ static void split_once(struct __test_metadata *_metadata,
 	self->hold[0] = self->hold[1] = -1;
 	/* the putback's LRU batch reference would fail the split */
 	ASSERT_EQ(0, madvise(drain, ps, MADV_COLD));
-	snprintf(cmd, sizeof(cmd), "%s,0x0,0x%x", self->o.f.path, NPAGES);
+	snprintf(cmd, sizeof(cmd), "%s,0x0,0x%x,%u", self->o.f.path, NPAGES,
+		 variant->order);
 	ret = write_file_str(SPLIT_DEBUGFS, cmd);
 	ASSERT_EQ(0, ret) TH_LOG("%s: %s", SPLIT_DEBUGFS, strerror(-ret));
+	/* pages whose compound state is not that of a piece of the order */
 	for (i = 0; i < NPAGES; i++) {
+		bool head = variant->order && !(i & ((1U << variant->order) - 1));
+
 		ASSERT_EQ(0, kpageflags(pfns[i], &fl));
-		compound += !!(fl & (1ULL << KPF_COMPOUND_HEAD |
-				     1ULL << KPF_COMPOUND_TAIL));
+		if (!variant->order)
+			compound += !!(fl & (1ULL << KPF_COMPOUND_HEAD |
+					     1ULL << KPF_COMPOUND_TAIL));
+		else
+			compound += !!(fl & (1ULL << KPF_COMPOUND_HEAD)) != head;
 	}
 	/*
 	 * The pieces are not mapped: reclaim frees them without an unmap.
@@ -1065,18 +1091,20 @@ static void split_once(struct __test_metadata *_metadata,
 	 * No write fault here: with the folio's deferral still pending, it
 	 * would flush this mm's batched unmaps (LUF_SCOPE_MM), the readers'
 	 * stale entries with them.  The POISON goes into a memfd's page
-	 * cache from a buffer written before the window.
+	 * cache from a buffer written before the window; for pieces of a
+	 * higher order into a file of the same file system, a piece's size a
+	 * write(2), so that its page cache takes blocks of that order.
 	 */
-	for (off = 0; off < POISON_LEN; off += FILL_CHUNK)
-		if (pwrite(self->mfd, p, FILL_CHUNK, off) != (ssize_t)FILL_CHUNK)
+	for (off = 0; off < fill_len; off += chunk)
+		if (pwrite(self->mfd, p, chunk, off) != (ssize_t)chunk)
 			break;
 	rd_resume(rd);
 	oracle_check(_metadata, rd, &e0, &e1, &e2, "after reclaim and reuse", s);
-	ASSERT_EQ(POISON_LEN, off) TH_LOG("memfd: %s", strerror(errno));
+	ASSERT_EQ(fill_len, off) TH_LOG("fill: %s", strerror(errno));
 	ASSERT_NE((uint64_t)0, head_fl & (1ULL << KPF_COMPOUND_HEAD))
 		TH_LOG("the test file is not one large folio: the test would prove nothing");
 	ASSERT_EQ(0U, compound)
-		TH_LOG("%u pages still compound: the folio was not split", compound);
+		TH_LOG("%u pages not split as asked: the folio was not split", compound);
 	ASSERT_EQ((size_t)0, left)
 		TH_LOG("%zu pages of the split folio stayed in the page cache", left);
 	if (!g_break)
