@@ -66,6 +66,7 @@ summarize() {
 	/^# luf-dmesg-end/ { indmesg = 0; next }
 	indmesg { next }
 	/^LUF-DONE$/ { done = 1; next }
+	/[^ \t]/ { last = $0 }
 	# a program the guest runs itself (guest-host), framed by the init
 	/^# luf-run: / { outer = substr($0, 12); see(outer); running[outer] = 1; next }
 	/^# luf-exit: / { rc[outer] = substr($NF, 4); delete running[outer]; outer = ""; next }
@@ -79,6 +80,10 @@ summarize() {
 			if (d > maxd) maxd = d
 			next
 		}
+		# why the next failure failed: the last assertion message of the
+		# harness ("prog.c:LINE:test:...") or its timeout
+		if (line ~ /^[A-Za-z0-9_]+\.c:[0-9]+:/ || line ~ /Test terminated by timeout/)
+			why = line
 		if (line !~ /^(not )?ok /)
 			next
 		fail = line ~ /^not ok /
@@ -98,11 +103,15 @@ summarize() {
 		counted = 0
 		if (!container || (fail && !cfail)) {
 			counted = 1
-			if (fail) { f[n]++; F++; fl[++nf] = n ": " line }
+			if (fail) {
+				f[n]++; F++
+				fl[++nf] = n ": " line (why != "" ? " (" substr(why, 1, 160) ")" : "")
+			}
 			else if (skip) { s[n]++; S++; sl[++ns] = n ": " line }
 			else { p[n]++; P++ }
 		}
 		for (k = 0; k < d; k++) { nres[k]++; if (fail && counted) nfail[k]++ }
+		why = ""
 		next
 	}
 	END {
@@ -117,7 +126,12 @@ summarize() {
 		for (n in running) {
 			F++; fl[++nf] = n ": did not finish (crash or timeout)"
 		}
-		if (!done) { F++; fl[++nf] = "guest: no LUF-DONE (kernel crash, hang or timeout)" }
+		if (!done) {
+			# the place it stopped, for a report that shows only this list
+			gsub(/[^ -~]/, "", last)
+			F++; fl[++nf] = "guest: no LUF-DONE (kernel crash, hang or timeout); its last line: " \
+				substr(last, 1, 160)
+		}
 		if (kfail) { F++; fl[++nf] = "kernel log: errors (listed above), first: " khit }
 		if (ns) { print ""; print "skipped:"; for (i = 1; i <= ns; i++) print "  " sl[i] }
 		if (nf) { print ""; print "failed:"; for (i = 1; i <= nf; i++) print "  " fl[i] }
@@ -277,8 +291,11 @@ mt=${LUF_MT:-1}
 [ "$ARCH_CHECK_MT" = 1 ] || mt=0
 if [ "$mt" = 1 ]; then
 	log "multi-threaded TCG pass (lufvm.order=mt: the correctness programs, LUF_KEEP_MODULE=1)"
+	# numa_balancing=disable: no static key flip under load when the
+	# tests turn NUMA balancing off and back on (Documentation/mm/luf/
+	# safety.rst, section 5)
 	LUF_TCG_THREAD=multi LUF_LOG_NAME=check-mt LUF_CONSOLE=${LUF_CONSOLE:-progress} \
-		"$LUF_TOP/scripts/qemu.sh" check lufvm.order=mt \
+		"$LUF_TOP/scripts/qemu.sh" check lufvm.order=mt numa_balancing=disable \
 		${LUF_TEST_TIMEOUT:+lufvm.test_timeout=$LUF_TEST_TIMEOUT} || true
 fi
 log "results (log: $LUF_OUT/check.log, $((SECONDS - start))s in all):"

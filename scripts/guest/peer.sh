@@ -32,6 +32,8 @@
 # migrate_deferred must be above zero; all printed), and that every test
 # that passed off passed on.
 # Environment: LUF_PEER_TIMEOUT (seconds per program, default 300),
+# LUF_PEER_STUCK (seconds a stress-ng stage may run past its --timeout
+# before it is reported with its tasks' states and killed, default 180),
 # LUF_PEER_PASSES ("off on").
 
 PEER=${LUF_PEER_DIR:-/luf/peer}
@@ -42,6 +44,9 @@ PASSES=${LUF_PEER_PASSES:-off on}
 W=/tmp/peer
 HR=/run/luf-peer-root
 FLIP=${LUF_PEER_FLIP:-2}
+# a stress-ng stage still running this long after its own --timeout is
+# stuck
+STUCK=${LUF_PEER_STUCK:-180}
 
 warn() { echo "# luf-peer: warning: $*"; }
 # shellcheck source=scripts/guest/hostroot.sh
@@ -154,6 +159,52 @@ flipper() {
 # cg_get CG FILE KEY: a value of a flat-keyed cgroup file
 cg_get() { awk -v k="$3" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1/$2" 2>/dev/null; }
 
+# tasks_of CG: "TID COMM STATE WCHAN" for every task of CG, then the
+# first frames of each D-state task's kernel stack
+tasks_of() {
+	while read -r t; do
+		st=$(sed 's/^.*) //' "/proc/$t/stat" 2>/dev/null | cut -d' ' -f1)
+		echo "$t $(cat "/proc/$t/comm" 2>/dev/null) ${st:-?} $(cat "/proc/$t/wchan" 2>/dev/null)"
+		[ "$st" = D ] && head -n 8 "/proc/$t/stack" 2>/dev/null | sed 's/^/    /'
+	done < "$1/cgroup.threads"
+}
+
+# stage_wait PID CG SECS LOG: wait for a stage (PID, its tasks in CG) for
+# at most SECS.  A stage still running then is reported with the state
+# of its tasks (into LOG, and a summary in STAGE_WHY), killed through
+# cgroup.kill and waited for 30 s more; a task that not even SIGKILL
+# ends (stuck in the kernel) is left behind, so the suites go on.
+# STAGE_RC: the stage's exit status, 124 if it was killed, 125 if it
+# could not be.
+stage_wait() {
+	sw_end=$(( $(cut -d. -f1 /proc/uptime) + $3 ))
+	STAGE_WHY=
+	while kill -0 "$1" 2>/dev/null; do
+		if [ "$(cut -d. -f1 /proc/uptime)" -ge "$sw_end" ]; then
+			tasks_of "$2" > "$4.tasks"
+			STAGE_WHY="tasks: $(awk '!/^    / { n[$3 " " $4]++ }
+				END { for (k in n) printf "%s%d %s", s++ ? ", " : "", n[k], k }' "$4.tasks")"
+			{ echo "luf-peer: still running after $3s: $STAGE_WHY"; cat "$4.tasks"; } >> "$4"
+			echo 1 > "$2/cgroup.kill" 2>/dev/null
+			kill -s KILL "$1" 2>/dev/null
+			sw_end=$(( $(cut -d. -f1 /proc/uptime) + 30 ))
+			while kill -0 "$1" 2>/dev/null || [ -s "$2/cgroup.procs" ]; do
+				if [ "$(cut -d. -f1 /proc/uptime)" -ge "$sw_end" ]; then
+					STAGE_RC=125
+					return
+				fi
+				sleep 1
+			done
+			wait "$1" 2>/dev/null
+			STAGE_RC=124
+			return
+		fi
+		sleep 1
+	done
+	wait "$1"
+	STAGE_RC=$?
+}
+
 # run_stress PASS: every line "NAME ARCHES HIGH_MB SECS STRESSOR-ARGS..." of
 # stress.list
 run_stress() {
@@ -192,8 +243,9 @@ run_stress() {
 		else
 			# shellcheck disable=SC2086,SC2016
 			sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" $args
-		fi > "$log" 2>&1 </dev/null
-		rc=$?
+		fi > "$log" 2>&1 </dev/null &
+		stage_wait $! "$cg" "$((secs + STUCK))" "$log"
+		rc=$STAGE_RC
 		kill "$fl" 2>/dev/null
 		wait "$fl" 2>/dev/null
 		mig=$(( $(awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat) - mig0 ))
@@ -211,6 +263,8 @@ run_stress() {
 		else
 			case $rc in
 			0) echo "ok 1 stress-ng/$name" ;;
+			124) echo "not ok 1 stress-ng/$name # TIMEOUT: killed $STUCK s after its --timeout; $STAGE_WHY" ;;
+			125) echo "not ok 1 stress-ng/$name # TIMEOUT: stuck in the kernel, not even SIGKILL ended it; $STAGE_WHY" ;;
 			2) echo "not ok 1 stress-ng/$name rc=2: a stressor failed (--verify or an error, see above)" ;;
 			4) echo "ok 1 stress-ng/$name # SKIP rc=4: stressor not implemented here" ;;
 			# EXIT_METRICS_UNTRUSTWORTHY: a stressor's bogo-op counter
