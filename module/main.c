@@ -324,7 +324,12 @@ static bool luf_hook_zone_low(gfp_t gfp)
 	return luf_release(LUF_CAUSE_ZONE_LOW) > 0;
 }
 
-/* A held page is neither free nor in use: isolation would wait forever. */
+/*
+ * A held page is neither free nor in use: isolation would wait forever for
+ * it.  A held large block is also still a compound page, which
+ * has_unmovable_pages() takes for an unmovable one: the core calls this
+ * before it isolates a range too, not only after.
+ */
 static void luf_hook_pages_wanted(void)
 {
 	/* Pairs with smp_mb() in luf_hook_unmap_done() */

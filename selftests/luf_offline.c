@@ -5,10 +5,13 @@
  *
  * A held page has refcount 0 and sits on neither a pcp list nor the buddy
  * free lists: offline_pages() never finds it free (test_pages_isolated())
- * nor movable (scan_movable_pages()), and retries until a signal.  The core
- * calls the pages_wanted hook at the end of start_isolate_page_range()
- * (offlining, alloc_contig_range()); the module flushes and gives back
- * every page it holds there (released_isolate).
+ * nor movable (scan_movable_pages()), and retries until a signal.  A held
+ * large block is worse: it is still a compound page, which
+ * has_unmovable_pages() takes for an unmovable one, so the isolation
+ * itself fails with -EBUSY.  The core calls the pages_wanted hook when
+ * start_isolate_page_range() (offlining, alloc_contig_range()) begins and
+ * when it has isolated the range; the module flushes and gives back every
+ * page it holds there (released_isolate).
  *
  * First, with luf.ko not loaded, every memory block of node 1 (the CPU-less
  * memory node) is offlined and put online again: a block that fails then
@@ -33,6 +36,11 @@
  *  offline.migrate.held_block_offlines
  *	migrc_enabled=1, move_pages(2) of the mapping to node 0: the sources
  *	(on node 1) are held.
+ *  offline.pageout_xfs_large.held_block_offlines
+ *  offline.migrate_xfs_large.held_block_offlines
+ *	the same with the file on XFS, written 64 KiB per write(2) before
+ *	each attempt: 64 KiB folios are deferred (more pages deferred than
+ *	folios) and held as order-4 blocks.
  *
  * The PFNs of the file's pages before and after the unmap come from
  * /proc/self/pagemap (root).  A page whose PFN left the mapping was freed,
@@ -50,8 +58,10 @@
  *
  * Broken mode: with LUF_BREAK=4 the module is loaded with allow_unsafe=1
  * and debug_break=4, so isolation does not give held pages back; then the
- * offline must hang and be killed at the deadline, and the test passes
- * only if it did (the suite proves the test can fail).
+ * offline must hang and be killed at the deadline, or, with held large
+ * blocks, fail at once with -EBUSY and succeed as soon as turning LUF off
+ * has given the held pages back; the test passes only if it did (the
+ * suite proves the test can fail).
  *
  * arm64 never offlines boot memory (prevent_bootmem_remove_notifier() in
  * arch/arm64/mm/mmu.c), and the guest's node 1 is boot memory: skipped
@@ -276,10 +286,23 @@ FIXTURE(offline) {
 FIXTURE_VARIANT(offline) {
 	int brk;		/* debug_break=4 removes this release */
 	bool migrate;		/* MIGRC instead of reclaim */
+	bool large;		/* 64 KiB XFS folios instead of ext4's order 0 */
 };
 
 FIXTURE_VARIANT_ADD(offline, pageout) { .brk = 4, .migrate = false };
 FIXTURE_VARIANT_ADD(offline, migrate) { .brk = 4, .migrate = true };
+FIXTURE_VARIANT_ADD(offline, pageout_xfs_large) {
+	.brk = 4, .migrate = false, .large = true,
+};
+FIXTURE_VARIANT_ADD(offline, migrate_xfs_large) {
+	.brk = 4, .migrate = true, .large = true,
+};
+
+/* the variant's file system */
+static const char *file_dir(const FIXTURE_VARIANT(offline) *variant)
+{
+	return variant->large ? LUF_XFS_DIR : LUF_EXT4_DIR;
+}
 
 FIXTURE_SETUP(offline)
 {
@@ -299,12 +322,12 @@ FIXTURE_SETUP(offline)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
 	if (!numa_node_has_memory(HELD_NODE))
 		SKIP(return, "needs memory on NUMA node %d", HELD_NODE);
-	REQUIRE_DIR(LUF_EXT4_DIR);
+	REQUIRE_DIR(file_dir(variant));
 	ASSERT_TRUE(path_exists(MEM_DIR "/block_size_bytes"))
 		TH_LOG("no " MEM_DIR ": the test kernel needs CONFIG_MEMORY_HOTREMOVE");
 	ASSERT_EQ(0, pin_to_cpu(0));
 	ASSERT_EQ(0, luf_ensure_unloaded());
-	ASSERT_EQ(0, luf_file_create(&self->f, LUF_EXT4_DIR, "offline",
+	ASSERT_EQ(0, luf_file_create(&self->f, file_dir(variant), "offline",
 				     FILE_SIZE));
 	self->pfn0 = calloc(self->f.npages, sizeof(uint64_t));
 	self->pfn1 = calloc(self->f.npages, sizeof(uint64_t));
@@ -423,7 +446,17 @@ static void make_held(struct __test_metadata *_metadata,
 	if (f->map)
 		munmap((void *)f->map, f->size);
 	f->map = NULL;
-	ASSERT_EQ(0, luf_file_evict(f));
+	if (variant->large) {
+		/*
+		 * Written again, 64 KiB per write(2): XFS caches it in
+		 * 64 KiB folios (a read-in would start with order 0).
+		 */
+		luf_file_destroy(f);
+		ASSERT_EQ(0, luf_file_create(f, file_dir(variant), "offline",
+					     FILE_SIZE));
+	} else {
+		ASSERT_EQ(0, luf_file_evict(f));
+	}
 	ASSERT_EQ(0, luf_file_map(f));
 	ASSERT_EQ((uint64_t)0, luf_file_touch(f));
 	ASSERT_EQ(0, luf_ev_read(&e));
@@ -464,6 +497,11 @@ static void make_held(struct __test_metadata *_metadata,
 	ASSERT_GT(e1->deferred, e0->deferred)
 		TH_LOG("the unmap deferred nothing: the test would prove nothing");
 	ASSERT_GT(e1->held, (uint64_t)0) TH_LOG("no page is held back");
+	if (variant->large)
+		ASSERT_GT(e1->pages_reclaim + e1->pages_migrate -
+			  e0->pages_reclaim - e0->pages_migrate,
+			  e1->deferred - e0->deferred)
+			TH_LOG("no large folio was deferred: the file's folios are all order 0");
 
 	/* pages of the file freed from each block, and how many were held */
 	for (k = 0; k < nb; k++)
@@ -563,6 +601,25 @@ TEST_F_TIMEOUT(offline, held_block_offlines, 500)
 				     blk->id);
 				self->offlined = -1;
 				return;
+			}
+			/*
+			 * A held large block fails the isolation at once: it
+			 * is the cause if the block goes offline as soon as
+			 * turning LUF off has given the held pages back.
+			 */
+			if (variant->large && ret == -EBUSY) {
+				ASSERT_EQ(0, luf_knob_write(variant->migrate ?
+							    "migrc_enabled" :
+							    "enabled", "0"));
+				ret = block_set_state(blk->id, "offline",
+						      OFFLINE_DEADLINE, &took);
+				note("memory%d offline once nothing is held: %s\n",
+				     blk->id, ret ? strerror(-ret) : "ok");
+				if (!ret) {
+					note("broken mode 4 caught: memory%d failed to go offline while held\n",
+					     blk->id);
+					return;
+				}
 			}
 		}
 		ASSERT_NE(-ETIMEDOUT, ret) {
