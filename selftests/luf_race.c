@@ -48,9 +48,10 @@
  * the migration: the main thread waits for them to pass P, not for a
  * fixed time, so even single-threaded TCG, which runs one vCPU at a time,
  * makes valid tries (10 of 11 in one x86_64 run; broken mode 6 caught at
- * the 3rd try).  With no valid try in its first LUF_TRIES the test
- * stops and skips.  make check runs it on single- and multi-threaded
- * TCG.
+ * the 3rd try).  On a loaded host fewer tries are valid (2 of 5 and 10
+ * of 31 in one multi-threaded run beside a CI run and two busy loops), so
+ * the test tries for up to RACE_SECONDS, and skips only if no try was
+ * valid by then.  make check runs it on single- and multi-threaded TCG.
  *
  * LUF_KEEP_MODULE=1 (the multi-threaded pass): luf.ko stays loaded; a
  * broken run needs it loaded with allow_unsafe=1 and puts debug_break
@@ -395,8 +396,7 @@ TEST_F_TIMEOUT(race, migrate_keeps_last_store, RACE_SECONDS + 120)
 	time_t end = time(NULL) + RACE_SECONDS;
 	enum try_result res;
 
-	while (time(NULL) < end && (g_break ? !lost : valid < MIN_VALID) &&
-	       (valid || tries < LUF_TRIES)) {
+	while (time(NULL) < end && (g_break ? !lost : valid < MIN_VALID)) {
 		res = race_try(_metadata, self, &o);
 		if (_metadata->exit_code)
 			return;

@@ -3,11 +3,12 @@
  * luf_unmap: munmap and mprotect keep their stock semantics (I3)
  * (the oracles, readers and broken modes: correct.h).
  *
- *  unmap.<mprotect|munmap>[_migrate].access_faults (I3)
+ *  unmap.<mprotect|munmap>[_xfs_large][_migrate].access_faults (I3)
  *	after the deferral (reclaim, or MIGRC for _migrate),
  *	mprotect(PROT_NONE) of the whole mapping, or
  *	munmap of pages 4-11 in the middle of it (so its page table stays),
- *	then a signal to the readers.  Oracle: every access to that range
+ *	then a signal to the readers.  _xfs_large: the file is one 16-page
+ *	XFS folio, so munmap takes the middle of a large folio.  Oracle: every access to that range
  *	after the signal faults (SIGSEGV, caught with sigsetjmp/siglongjmp); a
  *	successful read means a stale translation.  The flush here is the
  *	core's (flush_tlb_batched_pending() per mm), not the module's, so
@@ -48,16 +49,28 @@ FIXTURE_VARIANT(unmap) {
 	int brk;
 	bool munmap;
 	enum how how;
+	bool large;		/* one 16-page XFS folio, not ext4's order 0 */
 };
 
 FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
 FIXTURE_VARIANT_ADD(unmap, munmap) { .brk = 0, .munmap = true };
 FIXTURE_VARIANT_ADD(unmap, mprotect_migrate) { .brk = 0, .munmap = false, .how = BY_MIGRATION };
 FIXTURE_VARIANT_ADD(unmap, munmap_migrate) { .brk = 0, .munmap = true, .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(unmap, munmap_xfs_large) { .brk = 0, .munmap = true, .large = true };
+FIXTURE_VARIANT_ADD(unmap, mprotect_xfs_large_migrate) {
+	.brk = 0, .munmap = false, .how = BY_MIGRATION, .large = true,
+};
+
+static const char *unmap_dir(const FIXTURE_VARIANT(unmap) *variant)
+{
+	return variant->large ? LUF_XFS_DIR : LUF_EXT4_DIR;
+}
 
 FIXTURE_SETUP(unmap)
 {
-	oracle_setup(_metadata, &self->o, variant->brk, LUF_EXT4_DIR, variant->how);
+	g_large = variant->large;
+	oracle_setup(_metadata, &self->o, variant->brk, unmap_dir(variant),
+		     variant->how);
 }
 
 FIXTURE_TEARDOWN(unmap)
@@ -76,7 +89,7 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 	struct rd_sum s;
 	int ret, err;
 
-	ret = tfile_create(&self->o.f, LUF_EXT4_DIR, "unmap", NPAGES, gen);
+	ret = tfile_create(&self->o.f, unmap_dir(variant), "unmap", NPAGES, gen);
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
 	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
 	ASSERT_NE(NULL, self->o.map);
