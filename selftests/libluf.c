@@ -60,6 +60,7 @@ static const struct {
 	{ "LUF_EXT4_DIR", LUF_EXT4_DIR },
 	{ "LUF_XFS_DIR", LUF_XFS_DIR },
 	{ "LUF_TMP_DIR", LUF_TMP_DIR },
+	{ "LUF_THP_DIR", LUF_THP_DIR },
 	{ "LUF_SWAP_DEV", LUF_SWAP_DEV },
 };
 

@@ -35,6 +35,7 @@
 #define LUF_EXT4_DIR		"/mnt/ext4"
 #define LUF_XFS_DIR		"/mnt/xfs"
 #define LUF_TMP_DIR		"/mnt/tmp"	/* tmpfs */
+#define LUF_THP_DIR		"/mnt/thp"	/* tmpfs huge=always */
 #define LUF_SWAP_DEV		"/dev/zram0"	/* init: mkswap, no swapon */
 
 #define LUF_MAX_READERS		16

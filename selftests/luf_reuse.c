@@ -4,9 +4,11 @@
  * (the oracles, readers and broken modes: correct.h).
  *
  *  reuse.<ext4|ext4_migrate|tmpfs_migrate|xfs_large|xfs_large_migrate|
- *	ext4_demote>.release_then_alloc
+ *	tmpfs_huge_migrate|ext4_demote>.release_then_alloc
  *	(I1; *_demote: memory.reclaim of the test's own memcg with demotion
- *	to node 1 on, MIGRC; xfs_large*: the file is one 16-page folio)
+ *	to node 1 on, MIGRC; xfs_large*: the file is one 16-page folio;
+ *	tmpfs_huge_migrate: tmpfs huge=always keeps the 16-page file in one
+ *	PMD-sized folio, mapped by PTEs, moved whole and held at PMD order)
  *	echo 0 > enabled (migrc_enabled for *_migrate) from CPU 0 releases
  *	the held pages onto CPU 0's pcp lists; CPU 0 at once fills 64 MiB of
  *	new anonymous memory with POISON (pcp lists are LIFO, so the released
@@ -16,7 +18,10 @@
  *	deferral), so the unmap itself frees the pages onto CPU 0's lists,
  *	and CPU 0 writes the POISON into a memfd before the disable: a
  *	disable flushes, and so does a write fault in the test's mm while
- *	its batched unmaps are pending.
+ *	its batched unmaps are pending.  tmpfs_huge_migrate frees a
+ *	PMD-sized block, which goes to the pcp list of its order: the
+ *	POISON comes in THPs there, and mode 5's fill goes into a file of
+ *	the huge=always tmpfs.
  *  steal.ext4_to_fuse.splice_move_then_write (I1: a page-cache steal)
  *  split.xfs.split_then_reclaim (I1 for every page of a large folio split
  *	after its deferral; see the fixture)
@@ -114,6 +119,9 @@ FIXTURE_VARIANT_ADD(reuse, xfs_large) { .brk = BRK_REUSE, .dir = LUF_XFS_DIR, .l
 FIXTURE_VARIANT_ADD(reuse, xfs_large_migrate) {
 	.brk = BRK_REUSE, .dir = LUF_XFS_DIR, .how = BY_MIGRATION, .large = true,
 };
+FIXTURE_VARIANT_ADD(reuse, tmpfs_huge_migrate) {
+	.brk = BRK_REUSE, .dir = LUF_THP_DIR, .how = BY_MIGRATION, .large = true,
+};
 /*
  * Demotion needs a lower memory tier: the x86 guest's node 1 (HMAT); an
  * arm64 device-tree boot has none, so there the test skips, and it is no
@@ -153,6 +161,7 @@ static void reuse_once(struct __test_metadata *_metadata,
 		       const FIXTURE_VARIANT(reuse) *variant, struct rd_sum *s)
 {
 	const char *knob = variant->how == BY_PAGEOUT ? "enabled" : "migrc_enabled";
+	bool pmd = !strcmp(variant->dir, LUF_THP_DIR);
 	bool unheld = g_break == BRK_FILTER;
 	unsigned int gen = first_gen();
 	struct luf_ev e0, e1, e2;
@@ -181,14 +190,20 @@ static void reuse_once(struct __test_metadata *_metadata,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	self->poison = p;
-	/* order-0 pages from the pcp lists, not THPs from the buddy */
-	ASSERT_EQ(0, madvise(p, POISON_LEN, MADV_NOHUGEPAGE));
+	/*
+	 * Order-0 pages from the pcp lists, not THPs from the buddy; but a
+	 * PMD-sized block goes to the pcp list of its own order, where only
+	 * a THP takes it.
+	 */
+	ASSERT_EQ(0, madvise(p, POISON_LEN, pmd ? MADV_HUGEPAGE : MADV_NOHUGEPAGE));
 	if (unheld) {
 		/* the source of broken mode 5's fill, written before the window */
 		for (i = 0; i < FILL_CHUNK / 8; i++)
 			p[i] = POISON;
-		mfd = memfd_create("luf_poison", MFD_CLOEXEC);
-		ASSERT_LE(0, mfd) TH_LOG("memfd_create: %s", strerror(errno));
+		/* PMD-sized: a huge=always tmpfs file, else a memfd */
+		mfd = pmd ? open(luf_path(LUF_THP_DIR), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) :
+			    memfd_create("luf_poison", MFD_CLOEXEC);
+		ASSERT_LE(0, mfd) TH_LOG("fill file: %s", strerror(errno));
 	}
 	open_window(_metadata, self->o.rd, self->o.map, self->o.f.size,
 		    variant->how, &e0, &e1, !unheld);
