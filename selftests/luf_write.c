@@ -5,7 +5,9 @@
  * (the oracles, readers and broken modes: correct.h).
  *
  *  write.<fs>_<op>[_migrate].reclaim_then_write (I2), fs in ext4, xfs,
- *	tmpfs (page-out variants swap tmpfs to zram),
+ *	xfs_large (the file is one 16-page folio), tmpfs (page-out
+ *	variants swap tmpfs to zram), tmpfs_huge (huge=always: one
+ *	PMD-sized folio, mapped by PTEs),
  *	after the deferral, CPU 0 changes the file to generation G+1 (pwrite,
  *	pwritev, splice from a pipe, copy_file_range from another file) or to
  *	zeros (fallocate PUNCH_HOLE of pages 4-11, ftruncate to 0 and back,
@@ -137,6 +139,17 @@ FIXTURE_VARIANT_ADD(write, tmpfs_pwrite_migrate) {
 
 FIXTURE_VARIANT_ADD(write, tmpfs_truncate_tail_migrate) {
 	.brk = 2, .dir = LUF_TMP_DIR, .op = OP_TAIL, .how = BY_MIGRATION,
+};
+
+/* the file is one PMD-sized folio of the huge=always tmpfs */
+FIXTURE_VARIANT_ADD(write, tmpfs_huge_pwrite_migrate) {
+	.brk = 2, .dir = LUF_THP_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
+	.large = true,
+};
+
+FIXTURE_VARIANT_ADD(write, tmpfs_huge_punch_hole_migrate) {
+	.brk = 0, .dir = LUF_THP_DIR, .op = OP_PUNCH, .how = BY_MIGRATION,
+	.large = true,
 };
 
 static void write_release(FIXTURE_DATA(write) *self)
