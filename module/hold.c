@@ -61,7 +61,9 @@ bool luf_hold_page(struct page *page, unsigned int order)
 	 * (free_pages_prepare()); holding it would only keep
 	 * memory_failure() waiting.  One poisoned just after this test is
 	 * held, but was deferred before pages_wanted's first flush, so that
-	 * release frees it.  A larger block with a poisoned first page does
+	 * release hands it to free_pages_prepare(), which drops it
+	 * (memory_failure() then reports it unhandled, not recovered:
+	 * Documentation/mm/luf/safety.rst).  A larger block with a poisoned first page does
 	 * go to buddy, where memory_failure() takes only that page off: it
 	 * is held like any other.
 	 */
