@@ -235,13 +235,46 @@ int move_to_node(void *map, size_t len, int node)
  * from lazy TLB mode flushes).  Prints nothing unless it fails (see the
  * window rule above).
  */
+/*
+ * What became of the page at @pfn, for a failure report: its
+ * /proc/kpageflags bits (LRU 5, BUDDY 10, MMAP 11, COMPOUND_HEAD 15,
+ * COMPOUND_TAIL 16, THP 22) and /proc/kpagecount (its mapcount).
+ */
+static void page_fate(struct __test_metadata *_metadata, uint64_t pfn)
+{
+	uint64_t flags = 0, count = 0;
+	int fd;
+
+	fd = open("/proc/kpageflags", O_RDONLY);
+	if (fd >= 0) {
+		if (pread(fd, &flags, 8, pfn * 8) != 8)
+			flags = 0;
+		close(fd);
+	}
+	fd = open("/proc/kpagecount", O_RDONLY);
+	if (fd >= 0) {
+		if (pread(fd, &count, 8, pfn * 8) != 8)
+			count = 0;
+		close(fd);
+	}
+	TH_LOG("page 0 was PFN 0x%" PRIx64 ": kpageflags 0x%" PRIx64
+	       " (lru %d buddy %d mmap %d head %d tail %d), kpagecount %" PRIu64,
+	       pfn, flags, !!(flags & 1ULL << 5), !!(flags & 1ULL << 10),
+	       !!(flags & 1ULL << 11), !!(flags & 1ULL << 15),
+	       !!(flags & 1ULL << 16), count);
+}
+
 void make_deferred(struct __test_metadata *_metadata, enum how how,
 		   void *map, size_t len, struct luf_ev *before,
 		   struct luf_ev *after, bool need_held)
 {
+	uint64_t pfn0 = 0;
 	bool ok;
 	int ret = 0, try;
 
+	/* for the report if nothing is held (root: pagemap shows PFNs) */
+	if (luf_pagemap_pfns(map, 1, &pfn0))
+		pfn0 = 0;
 	ASSERT_EQ(0, luf_ev_read(before));
 	*after = *before;
 	for (try = 1; ; try++) {
@@ -281,7 +314,10 @@ void make_deferred(struct __test_metadata *_metadata, enum how how,
 		ASSERT_GT(after->held, (uint64_t)0) {
 			luf_ev_log("before", before);
 			luf_ev_log("after", after);
-			TH_LOG("no page is held back: nothing to reuse early");
+			if (pfn0)
+				page_fate(_metadata, pfn0);
+			TH_LOG("no page is held back after %d tries: nothing to reuse early",
+			       try);
 		}
 	} else {
 		ASSERT_TRUE(after->held > 0 || after->pending > 0) {
