@@ -238,7 +238,7 @@ int move_to_node(void *map, size_t len, int node)
 /*
  * What became of the page at @pfn, for a failure report: its
  * /proc/kpageflags bits (LRU 5, BUDDY 10, MMAP 11, COMPOUND_HEAD 15,
- * COMPOUND_TAIL 16, THP 22) and /proc/kpagecount (its mapcount).
+ * COMPOUND_TAIL 16) and /proc/kpagecount (its mapcount).
  */
 static void page_fate(struct __test_metadata *_metadata, uint64_t pfn)
 {
