@@ -98,7 +98,7 @@ enum luf_break {
 	LUF_BREAK_REUSE,	/* release held pages without flushing */
 	LUF_BREAK_WRITE,	/* file_change does not flush */
 	LUF_BREAK_FAULT,	/* write_fault does not flush */
-	LUF_BREAK_ISOLATE,	/* isolation: held pages stay, deferrals stay */
+	LUF_BREAK_ISOLATE,	/* isolation: held pages stay, look unmovable */
 	LUF_BREAK_FILTER,	/* deferrals skip the free hook's pfn filter */
 	LUF_BREAK_PENDING,	/* defer although an mm had a flush pending */
 	LUF_BREAK_TAIL,		/* a large folio's pending range is its first pfn */
@@ -301,6 +301,7 @@ bool luf_hold_page(struct page *page, unsigned int order);
 unsigned long luf_release(enum luf_cause cause);
 void luf_release_all(enum luf_cause cause);
 long luf_held_now(void);
+bool luf_holding(void);
 void luf_kick(enum luf_cause cause);
 void luf_timer_rearm(void);
 void luf_kick_sweep(void);

@@ -274,6 +274,19 @@ long luf_held_now(void)
 	return atomic_long_read_acquire(&luf_state.held);
 }
 
+/**
+ * luf_holding - are pages held, or is a release freeing them?
+ *
+ * Context: any; lockless: a hold or release that is under way right now
+ * may be missed, as an isolation misses a page the core frees right now.
+ * Return: true if so.
+ */
+bool luf_holding(void)
+{
+	return atomic_long_read(&luf_state.held) ||
+	       atomic_read(&luf_releasing[0]) || atomic_read(&luf_releasing[1]);
+}
+
 /* What the last luf_kick() for the release work was for (counters only) */
 static enum luf_cause luf_kick_cause = LUF_CAUSE_THRESHOLD;
 

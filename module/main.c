@@ -66,7 +66,7 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 module_param_cb(debug_break, &luf_debug_break_ops, &luf_state.debug_break,
 		0644);
 MODULE_PARM_DESC(debug_break,
-		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation neither releases held pages nor settles racing deferrals, 5 pages freed while pending are not held, 6 defer while a flush of the mm is pending, 7 only the first page of a deferred large folio stays pending");
+		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation neither releases held pages nor settles racing deferrals, and a held block looks unmovable, 5 pages freed while pending are not held, 6 defer while a flush of the mm is pending, 7 only the first page of a deferred large folio stays pending");
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {
@@ -285,7 +285,7 @@ static void luf_hook_write_fault(struct vm_area_struct *vma,
 		 */
 		if (atomic_long_read(&luf_state.pending)) {
 			luf_count(LUF_EV_MM_FLUSHES, 1);
-			luf_flush_mm_batched(vma->vm_mm);
+			flush_tlb_batched_pending(vma->vm_mm);
 		}
 		return;
 	}
@@ -325,10 +325,8 @@ static bool luf_hook_zone_low(gfp_t gfp)
 }
 
 /*
- * A held page is neither free nor in use: isolation would wait forever for
- * it.  A held large block is also still a compound page, which
- * has_unmovable_pages() takes for an unmovable one: the core calls this
- * before it isolates a range too, not only after.
+ * A held page is neither free nor in use: the isolation of a range (or
+ * memory failure handling) would wait forever for it.
  */
 static void luf_hook_pages_wanted(void)
 {
@@ -344,6 +342,24 @@ static void luf_hook_pages_wanted(void)
 		return;
 	}
 	luf_release_all(LUF_CAUSE_ISOLATE);
+}
+
+/*
+ * has_unmovable_pages() found a compound page neither on the LRU nor
+ * movable.  With no reference it is held here, being freed, or frozen for
+ * a split or a migration: none of them stays, and the pages_wanted call
+ * that ends the isolation releases what is held, whether it was held
+ * before the isolation began or while it scanned.  Answered only while
+ * something is deferred, held or being released, so that without LUF the
+ * core decides alone; a wrong "may be held" only leaves the verdict to
+ * test_pages_isolated(), as has_unmovable_pages() allows.
+ */
+static bool luf_hook_page_held(struct page *page)
+{
+	if (READ_ONCE(luf_state.debug_break) == LUF_BREAK_ISOLATE ||
+	    page_ref_count(compound_head(page)))
+		return false;
+	return atomic_long_read(&luf_state.pending) || luf_holding();
 }
 
 static void luf_hook_batch_flush(void)

@@ -186,7 +186,7 @@ static void settle(struct __test_metadata *_metadata, struct gens_delta *d)
  * The control needs no CPU to flush between the deferral and the settle.
  * Something in the window that flushes the mm on every CPU by accident
  * (a fault of this process in a private mapping flushes its batched
- * unmaps: luf_flush_mm_batched()) shows as cpus_pruned; then the premise
+ * unmaps: flush_tlb_batched_pending()) shows as cpus_pruned; then the premise
  * is gone, and the attempt is made again from a fresh load.
  */
 TEST_F_TIMEOUT(gens, control, 300)

@@ -7,11 +7,11 @@
  * free lists: offline_pages() never finds it free (test_pages_isolated())
  * nor movable (scan_movable_pages()), and retries until a signal.  A held
  * large block is worse: it is still a compound page, which
- * has_unmovable_pages() takes for an unmovable one, so the isolation
- * itself fails with -EBUSY.  The core calls the pages_wanted hook when
- * start_isolate_page_range() (offlining, alloc_contig_range()) begins and
- * when it has isolated the range; the module flushes and gives back every
- * page it holds there (released_isolate).
+ * has_unmovable_pages() would take for an unmovable one, failing the
+ * isolation itself with -EBUSY; it asks the page_held hook first.  The
+ * core calls the pages_wanted hook when start_isolate_page_range()
+ * (offlining, alloc_contig_range()) has isolated the range; the module
+ * flushes and gives back every page it holds there (released_isolate).
  *
  * First, with luf.ko not loaded, every memory block of node 1 (the CPU-less
  * memory node) is offlined and put online again: a block that fails then
