@@ -74,11 +74,20 @@ bool luf_order_deferrable(unsigned int order)
  * @folio: a folio whose every PTE was read-only and clean
  *
  * Any size up to a PMD (luf_order_deferrable()).  Excluded: hugetlb,
- * zone-device and KSM folios, CMA and isolated pageblocks, and page-cache
- * folios of a file system that does not call luf_file_change() at every
- * page-cache change (no FS_LUF_HOOKED).  A large folio lies in one
- * pageblock or covers whole ones of one migratetype; its first page's
- * pageblock stands for all of it.
+ * zone-device and KSM folios, CMA and isolated pageblocks, anonymous
+ * folios that are not swap-backed, and page-cache folios of a file system
+ * that does not call luf_file_change() at every page-cache change (no
+ * FS_LUF_HOOKED).  A large folio lies in one pageblock or covers whole
+ * ones of one migratetype; its first page's pageblock stands for all of
+ * it.
+ *
+ * An anonymous folio that is not swap-backed (MADV_FREE, MAP_DROPPABLE)
+ * is discarded, not swapped out: its PTE becomes none, and the next fault
+ * there maps a new page through do_anonymous_page() (or
+ * do_huge_pmd_anonymous_page()), where no write_fault hook runs.  A write
+ * fault that passed its entry hook just before the discard gets there
+ * too, so only a flush before the discard returns keeps the new page from
+ * other CPUs' stale entries to the old one.
  *
  * Return: true if @folio may be deferred.
  */
@@ -94,7 +103,7 @@ bool luf_folio_deferrable(struct folio *folio)
 	if (is_migrate_cma(mt) || is_migrate_isolate(mt))
 		return false;
 	if (folio_test_anon(folio))
-		return true;
+		return folio_test_swapbacked(folio);
 	return folio->mapping &&
 	       (folio->mapping->host->i_sb->s_type->fs_flags & FS_LUF_HOOKED);
 }

@@ -595,6 +595,91 @@ TEST_F_TIMEOUT(swapin, read_maps_writable, 300)
 	RUN_ATTEMPTS(swapin_once, "reader read the old page after the write");
 }
 
+/*
+ * A lazyfree page (MADV_FREE) that reclaim discards leaves a none PTE: the
+ * next fault there maps a new page through do_anonymous_page(), where no
+ * write_fault hook runs, and so does a write fault that passed its entry
+ * hook just before the discard.  So the module must never defer the flush
+ * of a discard.  Pages made read-only and clean as for read_maps_writable,
+ * then MADV_FREE; the page-out must offer read-only folios (the readers
+ * keep the mm live on their CPUs, so x86 batches) and defer none of them.
+ */
+static bool lazyfree_once(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(swapin) *self, uint64_t *ro, uint64_t *deferred)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, i;
+	uint64_t ro0, d0, sum = 0;
+	volatile uint64_t *w;
+	int ret, st;
+	char c;
+
+	w = self->o.map = mmap(NULL, NPAGES * ps, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->o.map);
+	madvise(self->o.map, NPAGES * ps, MADV_NOHUGEPAGE);
+	for (i = 0; i < words; i++)
+		w[i] = word(i, gen);
+	ASSERT_EQ(0, madvise(self->o.map, NPAGES * ps, MADV_PAGEOUT));
+	ASSERT_EQ(0, pipe(self->gate));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		close(self->gate[1]);
+		if (read(self->gate[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	/* through the swap cache: read-only and clean */
+	for (i = 0; i < words; i += ps / 8)
+		sum += w[i];
+	ASSERT_NE((uint64_t)0, sum);
+	close(self->gate[1]);
+	self->gate[1] = -1;
+	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
+	self->child = -1;
+	/* the only user again: MADV_FREE drops the swap copy, makes it lazyfree */
+	ASSERT_EQ(0, madvise(self->o.map, NPAGES * ps, MADV_FREE));
+	self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, self->o.rd);
+	self->o.rd->mode = RD_CONTENT;
+	self->o.rd->old_gen = gen;
+	self->o.rd->new_gen = gen + 1;
+	ret = rd_start(self->o.rd, self->o.map, words);
+	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
+	ASSERT_EQ(0, luf_counter_read("reclaim_ro_folios", &ro0));
+	ASSERT_EQ(0, luf_counter_read("reclaim_deferred", &d0));
+	ASSERT_EQ(0, madvise(self->o.map, NPAGES * ps, MADV_PAGEOUT));
+	ASSERT_EQ(0, luf_counter_read("reclaim_ro_folios", ro));
+	ASSERT_EQ(0, luf_counter_read("reclaim_deferred", deferred));
+	*ro -= ro0;
+	*deferred -= d0;
+	swapin_release(self);
+	return *ro > 0;
+}
+
+TEST_F_TIMEOUT(swapin, lazyfree_not_deferred, 300)
+{
+	uint64_t ro = 0, deferred = 0;
+	int try;
+
+	for (try = 1; try <= LUF_TRIES; try++) {
+		if (lazyfree_once(_metadata, self, &ro, &deferred) ||
+		    _metadata->exit_code)
+			break;
+	}
+	if (_metadata->exit_code)
+		return;
+	ASSERT_GT(ro, (uint64_t)0)
+		TH_LOG("no page-out offered a read-only folio in %d tries: nothing tested",
+		       LUF_TRIES);
+	ASSERT_EQ((uint64_t)0, deferred)
+		TH_LOG("%" PRIu64 " of %" PRIu64 " discarded lazyfree folios deferred",
+		       deferred, ro);
+	note("%" PRIu64 " read-only lazyfree folios discarded, none deferred (try %d)\n",
+	     ro, try);
+}
+
 static const char *const wrap_tests[] = { "-f", "swapin", NULL };
 
 LUF_CORRECT_MAIN(wrap_tests, NULL)
