@@ -54,7 +54,7 @@ for f in $files; do
 	cmp -s "$pt/$f" "$src/$f" || { rm -f "$src/$f"; cp "$pt/$f" "$src/$f"; }
 done
 rm -rf "$pt"
-rsync -a --delete --exclude patches "$LUF_TOP/selftests/" "$src/tools/testing/selftests/luf/"
+rsync -a --copy-links --delete --exclude patches "$LUF_TOP/selftests/" "$src/tools/testing/selftests/luf/"
 
 log "building the luf kselftests (static${cross:+, ${cross[*]}})"
 rm -rf "$inst"

@@ -76,7 +76,7 @@ result() {	# result OK DESCRIPTION [DETAIL...]
 	fi
 }
 
-echo "1..$(( ${#patches[@]} + 4 ))"
+echo "1..$(( ${#patches[@]} + 5 ))"
 # checkpatch reads relative file names in a patch against the current
 # directory's git tree: run it outside any checkout.
 tmp=$(mktemp -d)
@@ -94,15 +94,23 @@ result "$rc" "checkpatch --strict -f module/ include/ (${#srcs[@]} files)" "$out
 # The knobs are declared once, in include/luf_knob_defs.h; each must have
 # its ABI entry and a place in the admin guide.
 abi=$LUF_TOP/Documentation/ABI/testing/sysfs-kernel-mm-luf
+pabi=$LUF_TOP/Documentation/ABI/testing/sysfs-module-luf
 guide=$LUF_TOP/Documentation/admin-guide/mm/luf/usage.rst
 out=""
 while read -r k; do
 	grep -q "^What:[[:space:]]*/sys/kernel/mm/luf/$k\$" "$abi" ||
 		out+="$k: no What: entry in ${abi#"$LUF_TOP"/}"$'\n'
+	grep -q "^What:[[:space:]]*/sys/module/luf/parameters/$k\$" "$pabi" ||
+		out+="$k: no What: line in ${pabi#"$LUF_TOP"/}"$'\n'
 	grep -qw "$k" "$guide" || out+="$k: not in ${guide#"$LUF_TOP"/}"$'\n'
 done < <(sed -n 's/^LUF_KNOB(\([a-z_0-9]*\),.*/\1/p' "$LUF_TOP/include/luf_knob_defs.h")
 [ -z "$out" ] && rc=0 || rc=1
 result "$rc" "every knob of include/luf_knob_defs.h is documented" "${out%$'\n'}"
+# Their defaults and ranges are written nowhere by hand: the admin guide's
+# table is generated from the list.
+table=Documentation/admin-guide/mm/luf/knobs.rst
+out=$(diff -u "$LUF_TOP/$table" <("$LUF_TOP/scripts/knobs-doc.sh" --stdout) 2>&1) && rc=0 || rc=1
+result "$rc" "$table is what scripts/knobs-doc.sh makes of the list" "$out"
 [ "$all" -le "$budget" ] && rc=0 || rc=1
 result "$rc" "hook series: $all changed lines (at most $budget)"
 [ "$core" -le "$budget_core" ] && rc=0 || rc=1

@@ -110,6 +110,13 @@ void luf_knob_path(const char *name, char *buf, size_t len);
 int luf_knob_read(const char *name, uint64_t *val);
 /* Writes exactly strlen(@s) bytes. */
 int luf_knob_write(const char *name, const char *s);
+/* Knob @i of the module's list (luf_knob_defs.h); NULL past its end */
+const char *luf_knob_name(int i);
+/*
+ * Knob @name's default and range on this machine, evaluated from the
+ * module's list; -ENOENT if the list has no such knob.
+ */
+int luf_knob_limits(const char *name, uint64_t *def, uint64_t *lo, uint64_t *hi);
 
 /* ---- counters (/sys/kernel/debug/luf/stat) -------------------------- */
 

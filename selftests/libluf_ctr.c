@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libluf.h"
 
@@ -34,6 +35,39 @@ int luf_knob_write(const char *name, const char *s)
 
 	luf_knob_path(name, path, sizeof(path));
 	return write_file_str(path, s);
+}
+
+#define min(a, b)	((a) < (b) ? (a) : (b))
+
+const char *luf_knob_name(int i)
+{
+	int n = 0;
+
+#define LUF_KNOB(knob, ...)	do { if (n++ == i) return #knob; } while (0)
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
+	return NULL;
+}
+
+int luf_knob_limits(const char *name, uint64_t *def, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t ram_kb, page_kb = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+	int ret = meminfo_kb("MemTotal", &ram_kb);
+
+	if (ret)
+		return ret;
+#define LUF_KNOB(knob, d, l, h, desc)		\
+	do {					\
+		if (!strcmp(name, #knob)) {	\
+			*def = (d);		\
+			*lo = (l);		\
+			*hi = (h);		\
+			return 0;		\
+		}				\
+	} while (0)
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
+	return -ENOENT;
 }
 
 /* ---- counters ------------------------------------------------------- */

@@ -98,7 +98,7 @@ FIXTURE_SETUP(counters)
 	ret = luf_fresh_load();
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
 	ASSERT_EQ(0, luf_knob_read("observe", &v));
-	ASSERT_EQ((uint64_t)1, v) TH_LOG("observe is not on by default");
+	ASSERT_NE((uint64_t)0, v) TH_LOG("observe is off: the counters below stay 0");
 }
 
 FIXTURE_TEARDOWN(counters)

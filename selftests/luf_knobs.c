@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * luf_knobs: the /sys/kernel/mm/luf knobs, one fixture variant per knob.
+ * luf_knobs: the /sys/kernel/mm/luf knobs, one fixture variant per knob of
+ * the module's list (luf_knob_defs.h, with its defaults and ranges).
  *
  * - the default after a fresh load;
  * - accepted values (range ends, a middle value, with and without one
@@ -32,49 +33,19 @@ FIXTURE(knob) {
 
 FIXTURE_VARIANT(knob) {
 	const char *name;
-	uint64_t lo;		/* 0 with lo_page: one page in kB */
-	bool lo_page;
-	uint64_t hi;		/* 0: MemTotal in kB */
-	bool def_pending;	/* default is min(65536, MemTotal / 16) */
-	uint64_t def;
 };
 
-FIXTURE_VARIANT_ADD(knob, enabled) {
-	.name = "enabled", .lo = 0, .hi = 1, .def = 0,
-};
-
-FIXTURE_VARIANT_ADD(knob, migrc_enabled) {
-	.name = "migrc_enabled", .lo = 0, .hi = 1, .def = 0,
-};
-
-FIXTURE_VARIANT_ADD(knob, observe) {
-	.name = "observe", .lo = 0, .hi = 1, .def = 1,
-};
-
-FIXTURE_VARIANT_ADD(knob, max_pending_kb) {
-	.name = "max_pending_kb", .lo_page = true, .hi = 0, .def_pending = true,
-};
-
-FIXTURE_VARIANT_ADD(knob, max_defer_ms) {
-	.name = "max_defer_ms", .lo = 1, .hi = 60000, .def = 5000,
-};
-
-FIXTURE_VARIANT_ADD(knob, aging_pct) {
-	.name = "aging_pct", .lo = 0, .hi = 100, .def = 75,
-};
+#define LUF_KNOB(n, ...)	FIXTURE_VARIANT_ADD(knob, n) { .name = #n }
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
 
 FIXTURE_SETUP(knob)
 {
-	uint64_t memtotal;
 	int ret;
 
-	ASSERT_EQ(0, meminfo_kb("MemTotal", &memtotal));
+	ASSERT_EQ(0, luf_knob_limits(variant->name, &self->def, &self->lo, &self->hi));
 	ret = luf_fresh_load();
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	self->lo = variant->lo_page ? (uint64_t)sysconf(_SC_PAGESIZE) / 1024 : variant->lo;
-	self->hi = variant->hi ? variant->hi : memtotal;
-	self->def = variant->def_pending ?
-		(memtotal / 16 < 65536 ? memtotal / 16 : 65536) : variant->def;
 	luf_knob_path(variant->name, self->path, sizeof(self->path));
 }
 

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,20 +150,31 @@ TEST_F(luf_load, bad_params_rejected)
 		"allow_unsafe=1 debug_break=1x",
 		"allow_unsafe=1 debug_break=",
 	};
-	/* parsed by the sysfs files' parser: EINVAL like a bad write */
-	static const char * const bad_knob[] = {
-		"enabled=7",
+	/*
+	 * Parsed by the sysfs files' parser: EINVAL like a bad write.  Junk
+	 * here; each knob just outside its range (the module's list) below.
+	 */
+	static const char * const junk[] = {
 		"enabled=-1",
-		"migrc_enabled=2",
 		"observe=0x1",
-		"max_defer_ms=0",
-		"max_defer_ms=60001",
-		"max_pending_kb=0",
-		"max_pending_kb=3",	/* less than a page */
 		"enabled=1 max_pending_kb=1x",
 	};
-	unsigned int i;
+	char bad_knob[ARRAY_SIZE(junk) + 2 * 16][64];
+	uint64_t def, lo, hi;
+	unsigned int i, n = 0;
+	const char *knob;
 	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(junk); i++)
+		snprintf(bad_knob[n++], sizeof(bad_knob[0]), "%s", junk[i]);
+	for (i = 0; (knob = luf_knob_name(i)); i++) {
+		ASSERT_GE(ARRAY_SIZE(bad_knob), n + 2);
+		ASSERT_EQ(0, luf_knob_limits(knob, &def, &lo, &hi));
+		if (lo > 0)
+			snprintf(bad_knob[n++], sizeof(bad_knob[0]), "%s=%" PRIu64,
+				 knob, lo - 1);
+		snprintf(bad_knob[n++], sizeof(bad_knob[0]), "%s=%" PRIu64, knob, hi + 1);
+	}
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ret = luf_load(bad[i]);
@@ -170,7 +182,7 @@ TEST_F(luf_load, bad_params_rejected)
 		TH_LOG("\"%s\": %s", bad[i], strerror(-ret));
 		check_gone(_metadata);
 	}
-	for (i = 0; i < ARRAY_SIZE(bad_knob); i++) {
+	for (i = 0; i < n; i++) {
 		ret = luf_load(bad_knob[i]);
 		ASSERT_EQ(-EINVAL, ret)
 			TH_LOG("load with \"%s\": %d (%s), want EINVAL",

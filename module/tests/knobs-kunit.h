@@ -72,7 +72,6 @@ static void luf_parse_not_terminated(struct kunit *test)
 
 struct luf_param_case {
 	unsigned int knob;
-	const char *name;
 	const char *val;
 	int ret;
 };
@@ -80,53 +79,67 @@ struct luf_param_case {
 /*
  * modprobe luf <knob>=<value>: the same parser and ranges as the sysfs
  * files.  A refused value fails with -EINVAL (the load fails) and leaves
- * the knob as it was.
+ * the knob as it was.  Junk here; each knob's range ends and the values
+ * just outside them come from the list (luf_knob_range()).
  */
 static const struct luf_param_case luf_param_cases[] = {
-	{ LUF_KNOB_NR(enabled), "enabled", "0", 0 },
-	{ LUF_KNOB_NR(enabled), "enabled", "7", -EINVAL },
-	{ LUF_KNOB_NR(enabled), "enabled", "-1", -EINVAL },
-	{ LUF_KNOB_NR(enabled), "enabled", "y", -EINVAL },
-	{ LUF_KNOB_NR(enabled), "enabled", "", -EINVAL },
-	{ LUF_KNOB_NR(migrc_enabled), "migrc_enabled", "2", -EINVAL },
-	{ LUF_KNOB_NR(migrc_enabled), "migrc_enabled", "0x1", -EINVAL },
-	{ LUF_KNOB_NR(observe), "observe", "0", 0 },
-	{ LUF_KNOB_NR(observe), "observe", "1 ", -EINVAL },
-	{ LUF_KNOB_NR(max_defer_ms), "max_defer_ms", "1", 0 },
-	{ LUF_KNOB_NR(max_defer_ms), "max_defer_ms", "60000", 0 },
-	{ LUF_KNOB_NR(max_defer_ms), "max_defer_ms", "0", -EINVAL },
-	{ LUF_KNOB_NR(max_defer_ms), "max_defer_ms", "60001", -EINVAL },
-	/* at least one page (4, 16 or 64 KiB) */
-	{ LUF_KNOB_NR(max_pending_kb), "max_pending_kb", "64", 0 },
-	{ LUF_KNOB_NR(max_pending_kb), "max_pending_kb", "3", -EINVAL },
-	{ LUF_KNOB_NR(max_pending_kb), "max_pending_kb", "0", -EINVAL },
-	{ LUF_KNOB_NR(max_pending_kb), "max_pending_kb", "99999999999999", -EINVAL },
-	{ LUF_KNOB_NR(aging_pct), "aging_pct", "0", 0 },
-	{ LUF_KNOB_NR(aging_pct), "aging_pct", "100", 0 },
-	{ LUF_KNOB_NR(aging_pct), "aging_pct", "101", -EINVAL },
+	{ LUF_KNOB_NR(enabled), "-1", -EINVAL },
+	{ LUF_KNOB_NR(enabled), "y", -EINVAL },
+	{ LUF_KNOB_NR(enabled), "", -EINVAL },
+	{ LUF_KNOB_NR(migrc_enabled), "0x1", -EINVAL },
+	{ LUF_KNOB_NR(observe), "1 ", -EINVAL },
 };
+
+static const char *luf_kunit_knob_name(unsigned int k)
+{
+	static const char *name[LUF_NR_KNOBS];
+
+#define LUF_KNOB(n, ...)	(name[LUF_KNOB_NR(n)] = #n)
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
+	return name[k];
+}
+
+static void luf_param_check(struct kunit *test, unsigned int k,
+			    const char *val, int want)
+{
+	struct kernel_param kp = { .name = luf_kunit_knob_name(k), .arg = &k };
+	unsigned long *slot = &luf_state.knob[k];
+
+	*slot = 12345;
+	KUNIT_EXPECT_EQ_MSG(test, luf_knob_param_ops.set(val, &kp), want,
+			    "%s=%s", kp.name, val);
+	if (want)
+		KUNIT_EXPECT_EQ_MSG(test, *slot, 12345UL, "%s=%s", kp.name, val);
+	else
+		KUNIT_EXPECT_NE_MSG(test, *slot, 12345UL, "%s=%s", kp.name, val);
+}
 
 static void luf_param_table(struct kunit *test)
 {
-	unsigned int enabled = LUF_KNOB_NR(enabled);
+	unsigned int enabled = LUF_KNOB_NR(enabled), k;
 	struct kernel_param none = { .name = "enabled", .arg = &enabled };
+	unsigned long lo, hi;
+	char v[24];
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(luf_param_cases); i++) {
-		const struct luf_param_case *c = &luf_param_cases[i];
-		unsigned long *slot = &luf_state.knob[c->knob];
-		unsigned int k = c->knob;
-		struct kernel_param kp = { .name = c->name, .arg = &k };
-
-		*slot = 12345;
-		KUNIT_EXPECT_EQ_MSG(test, luf_knob_param_ops.set(c->val, &kp),
-				    c->ret, "%s=%s", c->name, c->val);
-		if (c->ret)
-			KUNIT_EXPECT_EQ_MSG(test, *slot, 12345UL, "%s=%s",
-					    c->name, c->val);
-		else
-			KUNIT_EXPECT_NE_MSG(test, *slot, 12345UL, "%s=%s",
-					    c->name, c->val);
+	for (i = 0; i < ARRAY_SIZE(luf_param_cases); i++)
+		luf_param_check(test, luf_param_cases[i].knob,
+				luf_param_cases[i].val, luf_param_cases[i].ret);
+	for (k = 0; k < LUF_NR_KNOBS; k++) {
+		luf_knob_range(k, &lo, &hi);
+		snprintf(v, sizeof(v), "%lu", lo);
+		luf_param_check(test, k, v, luf_knob_allowed(k, lo));
+		snprintf(v, sizeof(v), "%lu\n", hi);
+		luf_param_check(test, k, v, luf_knob_allowed(k, hi));
+		if (lo) {
+			snprintf(v, sizeof(v), "%lu", lo - 1);
+			luf_param_check(test, k, v, -EINVAL);
+		}
+		if (hi < ULONG_MAX) {
+			snprintf(v, sizeof(v), "%lu", hi + 1);
+			luf_param_check(test, k, v, -EINVAL);
+		}
 	}
 	/* "modprobe luf enabled" (no value) */
 	KUNIT_EXPECT_EQ(test, luf_knob_param_ops.set(NULL, &none), -EINVAL);

@@ -1,0 +1,1 @@
+../include/luf_knob_defs.h
