@@ -74,20 +74,11 @@ bool luf_order_deferrable(unsigned int order)
  * @folio: a folio whose every PTE was read-only and clean
  *
  * Any size up to a PMD (luf_order_deferrable()).  Excluded: hugetlb,
- * zone-device and KSM folios, CMA and isolated pageblocks, anonymous
- * folios that are not swap-backed, and page-cache folios of a file system
- * that does not call luf_file_change() at every page-cache change (no
- * FS_LUF_HOOKED).  A large folio lies in one pageblock or covers whole
- * ones of one migratetype; its first page's pageblock stands for all of
- * it.
- *
- * An anonymous folio that is not swap-backed (MADV_FREE, MAP_DROPPABLE)
- * is discarded, not swapped out: its PTE becomes none, and the next fault
- * there maps a new page through do_anonymous_page() (or
- * do_huge_pmd_anonymous_page()), where no write_fault hook runs.  A write
- * fault that passed its entry hook just before the discard gets there
- * too, so only a flush before the discard returns keeps the new page from
- * other CPUs' stale entries to the old one.
+ * zone-device and KSM folios, CMA and isolated pageblocks, and page-cache
+ * folios of a file system that does not call luf_file_change() at every
+ * page-cache change (no FS_LUF_HOOKED).  A large folio lies in one
+ * pageblock or covers whole ones of one migratetype; its first page's
+ * pageblock stands for all of it.
  *
  * Return: true if @folio may be deferred.
  */
@@ -103,7 +94,7 @@ bool luf_folio_deferrable(struct folio *folio)
 	if (is_migrate_cma(mt) || is_migrate_isolate(mt))
 		return false;
 	if (folio_test_anon(folio))
-		return folio_test_swapbacked(folio);
+		return true;
 	return folio->mapping &&
 	       (folio->mapping->host->i_sb->s_type->fs_flags & FS_LUF_HOOKED);
 }
@@ -113,12 +104,25 @@ bool luf_folio_deferrable(struct folio *folio)
  * @folio: the unmapped folio
  * @ro: its read-only batch, with the context and reason of the unmap
  *
+ * Reclaim defers an anonymous folio only if it is in the swap cache: its
+ * PTEs became swap entries, and a fault there goes through do_swap_page().
+ * One that reclaim discarded instead (lazyfree after MADV_FREE,
+ * MAP_DROPPABLE; or a walk that discarded one mapping before another
+ * made the folio swap-backed again) left none PTEs, and the next fault
+ * there maps a new page through do_anonymous_page(), where no write_fault
+ * hook runs; a write fault that passed its entry hook just before the
+ * discard gets there too.  Migration leaves migration entries, which
+ * remove_migration_pte() replaces.
+ *
  * Return: true if the context and reason may defer, the architecture can
  * take the batch over and the folio is deferrable.
  */
 bool luf_unmap_deferrable(struct folio *folio,
 			  const struct tlbflush_unmap_batch *ro)
 {
+	if (ro->luf_ctx == LUF_CTX_RECLAIM && folio_test_anon(folio) &&
+	    !folio_test_swapcache(folio))
+		return false;
 	return luf_may_defer(ro->luf_ctx, ro->luf_reason) &&
 	       luf_arch_may_take(ro) && luf_folio_deferrable(folio);
 }

@@ -14,9 +14,10 @@
  *	S gets read-only, clean, exclusive PTEs (uffd write-protect, swap
  *	out, read fault); MADV_PAGEOUT (zram) defers their flush.
  *	UFFDIO_MOVE moves the swap entries to D, another VMA with another
- *	anon_vma (move_swap_pte() does not flush_tlb_batched_pending()),
- *	and D is written.  S must read zero, as on stock: the write_fault
- *	hook at move_pages() flushes our mm whatever key D has (brk 3).
+ *	anon_vma, and D is written.  S must read zero, as on stock: the
+ *	series makes move_swap_pte() flush the mm's pending batched unmaps
+ *	under the page table locks, as mremap does, so no broken mode of
+ *	the module can fail it (brk 0).
  *  dio.ext4.write_in_flight (I2)
  *	A child's O_DIRECT pwrite(2) of G+1 waits in GUP for a buffer that
  *	its userfaultfd holds back, after the first invalidation; the
@@ -192,7 +193,7 @@ FIXTURE_VARIANT(uffdmove) {
 	int brk;
 };
 
-FIXTURE_VARIANT_ADD(uffdmove, anon_swap) { .brk = 3 };
+FIXTURE_VARIANT_ADD(uffdmove, anon_swap) { .brk = 0 };
 
 /* the gaps: no VMA merges, S and D get anon_vmas of their own */
 #define UM_AREA		(5 * NPAGES * ps)
@@ -570,7 +571,7 @@ FIXTURE_VARIANT(uffdwp) {
 
 /*
  * arm64: in broken mode 3 the deferral stays pending through the child's
- * writes, yet the readers never read the old page (10 attempts each):
+ * writes, yet the readers never read the old page (LUF_TRIES attempts each):
  * their translations go away without the module's flush.  Likely cause,
  * not confirmed: the child's own invalidations in the window (its first
  * write to each clean writable PTE faults and __ptep_set_access_flags()
