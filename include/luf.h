@@ -79,16 +79,8 @@ void luf_sysfs_exit(void);
 
 /* Why deferred work was settled (forced_<cause> counters, tracepoints) */
 enum luf_cause {
-	LUF_CAUSE_WRITE_FAULT,
-	LUF_CAUSE_FILE_CHANGE,
-	LUF_CAUSE_ZONE_LOW,
-	LUF_CAUSE_SHRINKER,
-	LUF_CAUSE_TIMER,
-	LUF_CAUSE_THRESHOLD,
-	LUF_CAUSE_DISABLE,
-	LUF_CAUSE_UNLOAD,
-	LUF_CAUSE_ISOLATE,
-	LUF_CAUSE_AGING,
+#define LUF_CAUSE(id, ...)	LUF_CAUSE_##id,
+#include "luf_stat_defs.h"
 	LUF_NR_CAUSES,
 };
 
@@ -150,39 +142,20 @@ bool luf_knob_settles(unsigned int k, unsigned long val);
 
 /* Per-path observation counters and LUF events (module/stats.c) */
 enum luf_path_stat {
-	LUF_PS_UNMAPS,
-	LUF_PS_RO_FOLIOS,
-	LUF_PS_FLUSH_ROUNDS,
-	LUF_PS_FLUSH_ROUNDS_RO_ONLY,
-	LUF_PS_FLUSH_CPUS,
-	LUF_PS_DEFERRED,
-	LUF_PS_RO_LARGE,
-	LUF_PS_RO_PAGES,
-	LUF_PS_DEFERRED_PAGES,
+#define LUF_PATH_STAT(id, ...)	LUF_PS_##id,
+#include "luf_stat_defs.h"
 	LUF_PS_NR,
 };
 
 enum luf_reason_stat {
-	LUF_RS_UNMAPS,
-	LUF_RS_RO_FOLIOS,
-	LUF_RS_DEFERRED,
+#define LUF_REASON_STAT(id, ...)	LUF_RS_##id,
+#include "luf_stat_defs.h"
 	LUF_RS_NR,
 };
 
 enum luf_event {
-	LUF_EV_DEFERRED,	/* folios whose flush was deferred */
-	LUF_EV_HELD,		/* pages held back at free time */
-	LUF_EV_RELEASED,	/* held pages given back */
-	LUF_EV_FLUSHES,		/* deferred flushes sent */
-	LUF_EV_FLUSH_CPUS,	/* CPUs those flushes targeted */
-	LUF_EV_FLUSHES_SKIPPED,	/* flushes every CPU had made unnecessary */
-	LUF_EV_CPUS_PRUNED,	/* CPUs dropped because they had flushed */
-	LUF_EV_TLBI_AVOIDED,	/* arm64: per-page broadcast TLBIs left out */
-	LUF_EV_TLBI_ISSUED,	/* arm64: ASID-wide or full TLBIs sent instead */
-	LUF_EV_MIGRC_RETAINED,	/* migrated-away sources with deferred flushes */
-	LUF_EV_MM_FLUSHES,	/* one mm's pending unmaps flushed at a fault */
-	LUF_EV_DECLINED_PENDING, /* read-only unmaps with an mm flush pending */
-	LUF_EV_HELD_ISOLATED,	/* pages held in an isolated pageblock */
+#define LUF_EVENT(id, ...)	LUF_EV_##id,
+#include "luf_stat_defs.h"
 	LUF_EV_FORCED_BASE,	/* flushes by cause */
 	LUF_EV_RELEASED_BASE = LUF_EV_FORCED_BASE + LUF_NR_CAUSES,
 	LUF_EV_NR = LUF_EV_RELEASED_BASE + LUF_NR_CAUSES, /* releases by cause */

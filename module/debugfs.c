@@ -15,6 +15,15 @@
 
 static struct dentry *luf_dir;
 
+/* The lines that are values now, not counts */
+static const struct {
+	const char *name;
+	atomic_long_t *val;
+} luf_gauges[] = {
+#define LUF_GAUGE(name, field)	{ #name, &luf_state.field },
+#include "luf_stat_defs.h"
+};
+
 /* The value of the line whose name was just printed */
 static void luf_stat_line(struct seq_file *m, size_t offset)
 {
@@ -55,13 +64,9 @@ static int luf_stat_show(struct seq_file *m, void *unused)
 		luf_stat_line(m, offsetof(struct luf_stats,
 					  ev[LUF_EV_RELEASED_BASE + c]));
 	}
-	seq_printf(m, "held_pages %ld\n", atomic_long_read(&luf_state.held));
-	seq_printf(m, "held_pages_peak %ld\n",
-		   atomic_long_read(&luf_state.held_peak));
-	seq_printf(m, "pending_folios %ld\n",
-		   atomic_long_read(&luf_state.pending));
-	seq_printf(m, "pending_pages %ld\n",
-		   atomic_long_read(&luf_state.pending_pages));
+	for (s = 0; s < ARRAY_SIZE(luf_gauges); s++)
+		seq_printf(m, "%s %ld\n", luf_gauges[s].name,
+			   atomic_long_read(luf_gauges[s].val));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(luf_stat);

@@ -21,23 +21,21 @@
 
 DEFINE_PER_CPU(struct luf_stats, luf_stats);
 
-/*
- * The names of the counters in /sys/kernel/debug/luf/, in the order of
- * their enums in luf.h.
- */
+/* The names of the lines of /sys/kernel/debug/luf/stat (luf_stat_defs.h) */
 const char * const luf_ctx_name[] = { "reclaim", "migrate" };
 
 static_assert(ARRAY_SIZE(luf_ctx_name) == LUF_CTX_NR);
 
 const char * const luf_path_stat_name[] = {
-	"unmaps", "ro_folios", "flush_rounds", "flush_rounds_ro_only",
-	"flush_cpus", "deferred", "ro_large_folios", "ro_pages",
-	"deferred_pages",
+#define LUF_PATH_STAT(id, name)	\
+	[LUF_PS_##id] = #name,
+#include "luf_stat_defs.h"
 };
 
-static_assert(ARRAY_SIZE(luf_path_stat_name) == LUF_PS_NR);
-
-/* Same spelling as the migrate tracepoints */
+/*
+ * Same spelling as the migrate tracepoints: a copy of mm/debug.c's
+ * migrate_reason_names[], which is not exported.
+ */
 const char * const luf_reason_name[MR_TYPES] = {
 	[MR_COMPACTION] = "compaction",
 	[MR_MEMORY_FAILURE] = "memory_failure",
@@ -52,26 +50,22 @@ const char * const luf_reason_name[MR_TYPES] = {
 };
 
 const char * const luf_reason_stat_name[] = {
-	"unmaps", "ro_folios", "deferred",
+#define LUF_REASON_STAT(id, name)	\
+	[LUF_RS_##id] = #name,
+#include "luf_stat_defs.h"
 };
-
-static_assert(ARRAY_SIZE(luf_reason_stat_name) == LUF_RS_NR);
 
 const char * const luf_event_name[] = {
-	"deferred_folios", "held_pages_total", "released_pages", "flushes",
-	"flush_cpus", "flushes_skipped", "cpus_pruned", "tlbi_avoided",
-	"tlbi_issued", "migrc_retained", "mm_flushes", "declined_pending",
-	"held_isolated",
+#define LUF_EVENT(id, name)	\
+	[LUF_EV_##id] = #name,
+#include "luf_stat_defs.h"
 };
-
-static_assert(ARRAY_SIZE(luf_event_name) == LUF_EV_FORCED_BASE);
 
 const char * const luf_cause_name[] = {
-	"write_fault", "file_change", "zone_low", "shrinker", "timer",
-	"threshold", "disable", "unload", "isolate", "aging",
+#define LUF_CAUSE(id, name)	\
+	[LUF_CAUSE_##id] = #name,
+#include "luf_stat_defs.h"
 };
-
-static_assert(ARRAY_SIZE(luf_cause_name) == LUF_NR_CAUSES);
 
 /**
  * luf_stat_sum - sum one counter over all CPUs

@@ -76,7 +76,7 @@ result() {	# result OK DESCRIPTION [DETAIL...]
 	fi
 }
 
-echo "1..$(( ${#patches[@]} + 5 ))"
+echo "1..$(( ${#patches[@]} + 6 ))"
 # checkpatch reads relative file names in a patch against the current
 # directory's git tree: run it outside any checkout.
 tmp=$(mktemp -d)
@@ -106,6 +106,23 @@ while read -r k; do
 done < <(sed -n 's/^LUF_KNOB(\([a-z_0-9]*\),.*/\1/p' "$LUF_TOP/include/luf_knob_defs.h")
 [ -z "$out" ] && rc=0 || rc=1
 result "$rc" "every knob of include/luf_knob_defs.h is documented" "${out%$'\n'}"
+# Every line of the counter file, as include/luf_stat_defs.h lists them,
+# has its entry in the ABI file, which describes no other.
+abi=$LUF_TOP/Documentation/ABI/testing/debugfs-luf
+want=$(printf '%s\n' '#define LUF_PATH_STAT(id, n) @@<path>_##n@@' \
+	'#define LUF_REASON_STAT(id, n) @@migrate_<reason>_##n@@' \
+	'#define LUF_EVENT(id, n) @@n@@' '#define LUF_GAUGE(n, f) @@n@@' \
+	'#include "luf_stat_defs.h"' | cpp -P -I"$LUF_TOP/include" - |
+	tr -d ' \n' | sed 's/@@@@/\n/g; s/@@//g')
+want+=$'\ndeferred_order<N>\nforced_<cause>\nreleased_<cause>'
+have=$(sed -n 's/^\t\t\([a-z_<>N]*\)$/\1/p' "$abi")
+out=$(diff <(sort <<< "$want") <(sort <<< "$have") | sed -n 's/^< /no entry: /p; s/^> /not a line of the file: /p')
+while read -r c; do
+	grep -qw "$c" "$abi" || out+=$'\n'"cause $c: not described"
+done < <(printf '%s\n' '#define LUF_CAUSE(id, n) n' '#include "luf_stat_defs.h"' |
+	cpp -P -I"$LUF_TOP/include" - | tr ' ' '\n' | sed '/^$/d')
+[ -z "$out" ] && rc=0 || rc=1
+result "$rc" "every line of include/luf_stat_defs.h is in ${abi#"$LUF_TOP"/}, and no other" "$out"
 # Their defaults and ranges are written nowhere by hand: the admin guide's
 # table is generated from the list.
 table=Documentation/admin-guide/mm/luf/knobs.rst
