@@ -16,8 +16,8 @@
  *  gens.control            no CPU flush in between: the flush is sent
  *                          (arm64: and tlbi_issued moves)
  *  gens.all_cpus_flushed   x86 only: every CPU flushed, nothing is sent
- *                          (up to 4 attempts: a CPU that was lazy at the
- *                          mm flush catches up unrecorded)
+ *                          (up to LUF_TRIES attempts: a CPU that was lazy
+ *                          at the mm flush catches up unrecorded)
  *
  * On arm64 the records come from the local flush after an ASID rollover,
  * which takes more new processes than ASIDs (65536 under QEMU -cpu max;

@@ -79,7 +79,7 @@
 #define RACE_PAGES	16384	/* the walks must outlast the migration */
 #define RACE_NODE	1
 #define RACE_BREAK	6	/* debug_break: defer under a pending flush */
-#define MIN_VALID	10	/* normal run: valid tries wanted */
+#define MIN_VALID	LUF_TRIES	/* normal run: valid tries wanted */
 #define RACE_SECONDS	120	/* ... or tries made for at most this long */
 #define SPIN_LIMIT	20000	/* pagemap reads while waiting for the walks */
 #define PM_PFN_MASK	((1ULL << 55) - 1)

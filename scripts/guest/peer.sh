@@ -98,11 +98,13 @@ load() {
 		echo "# luf-peer: modprobe luf enabled=$v migrc_enabled=$v failed"
 		return 1
 	fi
-	echo "# luf-peer: pass $1: luf.ko enabled=$(cat /sys/kernel/mm/luf/enabled)" \
-		"migrc_enabled=$(cat /sys/kernel/mm/luf/migrc_enabled)" \
-		"observe=$(cat /sys/kernel/mm/luf/observe)" \
-		"max_defer_ms=$(cat /sys/kernel/mm/luf/max_defer_ms)" \
-		"max_pending_kb=$(cat /sys/kernel/mm/luf/max_pending_kb)"
+	local k line="# luf-peer: pass $1: luf.ko"
+
+	# every knob the module has, whatever its list holds
+	for k in /sys/kernel/mm/luf/*; do
+		line+=" ${k##*/}=$(cat "$k")"
+	done
+	echo "$line"
 }
 
 # run_mm PASS: every line "NAME ARCHES PROGRAM ARGS..." of mm.list for
