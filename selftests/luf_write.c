@@ -520,32 +520,25 @@ FIXTURE_TEARDOWN(swapin)
 	module_done();
 }
 
-static void swapin_once(struct __test_metadata *_metadata,
-			FIXTURE_DATA(swapin) *self,
-			const FIXTURE_VARIANT(swapin) *variant, struct rd_sum *s)
+/*
+ * The test pages, written with @gen and swapped out while dirty and
+ * writable (nothing deferred), and a child forked then that shares their
+ * swap entries until self->gate[1] closes: a swap-in by the parent goes
+ * through the swap cache and maps read-only and clean.
+ */
+static volatile uint64_t *swapin_shared(struct __test_metadata *_metadata,
+					FIXTURE_DATA(swapin) *self, unsigned int gen)
 {
-	unsigned int gen = first_gen();
 	size_t words = NPAGES * ps / 8, i;
 	volatile uint64_t *w;
-	struct luf_ev e0, e1, e2;
-	struct rd_ctl *rd;
-	uint64_t sum = 0;
 	char c;
-	int st;
 
-	(void)variant;
-	rd = self->o.rd = rd_alloc();
-	ASSERT_NE(NULL, rd);
-	rd->mode = RD_CONTENT;
-	rd->old_gen = gen;
-	rd->new_gen = gen + 1;
 	w = self->o.map = mmap(NULL, NPAGES * ps, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->o.map);
 	madvise(self->o.map, NPAGES * ps, MADV_NOHUGEPAGE);
 	for (i = 0; i < words; i++)
 		w[i] = word(i, gen);
-	/* dirty and writable: swapped out now, nothing deferred */
 	ASSERT_EQ(0, madvise(self->o.map, NPAGES * ps, MADV_PAGEOUT));
 	ASSERT_EQ(0, pipe(self->gate));
 	self->child = fork();
@@ -558,6 +551,28 @@ static void swapin_once(struct __test_metadata *_metadata,
 			_exit(1);
 		_exit(0);
 	}
+	return w;
+}
+
+static void swapin_once(struct __test_metadata *_metadata,
+			FIXTURE_DATA(swapin) *self,
+			const FIXTURE_VARIANT(swapin) *variant, struct rd_sum *s)
+{
+	unsigned int gen = first_gen();
+	size_t words = NPAGES * ps / 8, i;
+	volatile uint64_t *w;
+	struct luf_ev e0, e1, e2;
+	struct rd_ctl *rd;
+	uint64_t sum = 0;
+	int st;
+
+	(void)variant;
+	rd = self->o.rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->mode = RD_CONTENT;
+	rd->old_gen = gen;
+	rd->new_gen = gen + 1;
+	w = swapin_shared(_metadata, self, gen);
 	close(self->gate[0]);
 	self->gate[0] = -1;
 	/*
@@ -612,24 +627,8 @@ static bool lazyfree_once(struct __test_metadata *_metadata,
 	uint64_t ro0, d0, sum = 0;
 	volatile uint64_t *w;
 	int ret, st;
-	char c;
 
-	w = self->o.map = mmap(NULL, NPAGES * ps, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->o.map);
-	madvise(self->o.map, NPAGES * ps, MADV_NOHUGEPAGE);
-	for (i = 0; i < words; i++)
-		w[i] = word(i, gen);
-	ASSERT_EQ(0, madvise(self->o.map, NPAGES * ps, MADV_PAGEOUT));
-	ASSERT_EQ(0, pipe(self->gate));
-	self->child = fork();
-	ASSERT_LE(0, self->child);
-	if (!self->child) {
-		close(self->gate[1]);
-		if (read(self->gate[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
+	w = swapin_shared(_metadata, self, gen);
 	/* through the swap cache: read-only and clean */
 	for (i = 0; i < words; i += ps / 8)
 		sum += w[i];
