@@ -81,11 +81,6 @@ D=/tmp/luf-bench
 DBG=/sys/kernel/debug/luf
 # ctr NAME: one line of luf's stat file (0 if it has none)
 ctr() { awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$DBG/stat" 2>/dev/null || echo 0; }
-COUNTERS="deferred_folios flushes flushes_skipped held_pages_total held_pages_peak
-forced_write_fault forced_file_change forced_zone_low forced_shrinker
-forced_timer forced_threshold forced_isolate forced_aging mm_flushes flush_cpus cpus_pruned
-reclaim_unmaps reclaim_ro_folios reclaim_deferred migrate_ro_folios tlbi_avoided tlbi_issued
-reclaim_ro_pages migrate_ro_pages reclaim_deferred_pages"
 # /proc/vmstat counters kept per run (vm_*), to see what else changed
 VMSTAT="pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd pgmajfault
 workingset_refault_file workingset_activate_file pgactivate pgdeactivate pgrefill"
@@ -175,15 +170,12 @@ one() {
 	fi
 	{
 		cat "$out.tmp"
-		# held_pages_peak is a high-water mark since load, not a count
-		awk -v list="$COUNTERS" '
-			NR == FNR { b[$1] = $2; next }
-			{ a[$1] = $2 }
-			END {
-				n = split(list, c)
-				for (i = 1; i <= n; i++)
-					print "luf_" c[i] "=" (c[i] == "held_pages_peak" ? a[c[i]] + 0 : a[c[i]] - b[c[i]])
-			}' "$D/ctr.before" "$DBG/stat"
+		# every line of the stat file, as this luf.ko has them: the
+		# change over the run, but held_pages_peak (a high-water mark
+		# since load) as it is
+		awk 'NR == FNR { b[$1] = $2; next }
+			{ print "luf_" $1 "=" ($1 == "held_pages_peak" ? $2 : $2 - b[$1]) }' \
+			"$D/ctr.before" "$DBG/stat"
 		vmstat | awk 'NR == FNR { b[$1] = $2; next } { print "vm_" $1 "=" ($2 - b[$1]) }' "$D/vm.before" -
 		echo "unmapped=$(val "$out.tmp" "$wk")"
 	} > "$out"
