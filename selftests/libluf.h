@@ -140,13 +140,13 @@ int luf_stat_get(const struct luf_stat *s, const char *name, uint64_t *val);
 /* One line of a fresh read; -ENOENT if the module has no such counter */
 int luf_counter_read(const char *name, uint64_t *val);
 
-/* The observe counters: <side>_<field> and migrate_<reason>_<field> */
+/*
+ * The counters per path, <side>_<field>: a field for every line of the
+ * module's list (luf_stat_defs.h); and migrate_<reason>_<field>.
+ */
 struct luf_side {
-	uint64_t unmaps;
-	uint64_t ro_folios;
-	uint64_t flush_rounds;
-	uint64_t flush_rounds_ro_only;
-	uint64_t flush_cpus;
+#define LUF_PATH_STAT(id, name)	uint64_t name;
+#include "luf_stat_defs.h"
 };
 
 #define LUF_MAX_REASONS		16

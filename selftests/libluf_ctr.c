@@ -134,20 +134,20 @@ int luf_counter_read(const char *name, uint64_t *val)
 	return err;
 }
 
-static const char *const side_fields[5] = {
-	"unmaps", "ro_folios", "flush_rounds", "flush_rounds_ro_only",
-	"flush_cpus",
+/* The fields of struct luf_side: the module's lines per path, in its order */
+static const struct {
+	const char *name;
+	size_t off;
+} side_fields[] = {
+#define LUF_PATH_STAT(id, name)	{ #name, offsetof(struct luf_side, name) },
+#include "luf_stat_defs.h"
 };
+
+#define NR_SIDE_FIELDS	((int)ARRAY_SIZE(side_fields))
 
 static uint64_t *side_slot(struct luf_side *s, int i)
 {
-	switch (i) {
-	case 0: return &s->unmaps;
-	case 1: return &s->ro_folios;
-	case 2: return &s->flush_rounds;
-	case 3: return &s->flush_rounds_ro_only;
-	default: return &s->flush_cpus;
-	}
+	return (uint64_t *)((char *)s + side_fields[i].off);
 }
 
 /* "migrate_<reason>_<field>" with a non-empty <reason>: copy it to @r */
@@ -184,10 +184,10 @@ int luf_counters_read(struct luf_counters *c)
 		return -ENOMEM;
 	memset(c, 0, sizeof(*c));
 	err = luf_stat_read(s);
-	for (i = 0; !err && i < 5; i++) {
-		snprintf(name, sizeof(name), "reclaim_%s", side_fields[i]);
+	for (i = 0; !err && i < NR_SIDE_FIELDS; i++) {
+		snprintf(name, sizeof(name), "reclaim_%s", side_fields[i].name);
 		err = luf_stat_get(s, name, side_slot(&c->reclaim, i));
-		snprintf(name, sizeof(name), "migrate_%s", side_fields[i]);
+		snprintf(name, sizeof(name), "migrate_%s", side_fields[i].name);
 		if (!err)
 			err = luf_stat_get(s, name, side_slot(&c->migrate, i));
 	}
@@ -296,7 +296,7 @@ void luf_counters_delta(const struct luf_counters *after,
 	int i;
 
 	*delta = a;
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < NR_SIDE_FIELDS; i++) {
 		*side_slot(&delta->reclaim, i) -= *side_slot(&b.reclaim, i);
 		*side_slot(&delta->migrate, i) -= *side_slot(&b.migrate, i);
 	}
@@ -391,11 +391,11 @@ void luf_counters_log(const char *prefix, const struct luf_counters *c,
 
 	for (j = 0; j < 2; j++) {
 		side = j ? "migrate" : "reclaim";
-		for (i = 0; i < 5; i++) {
+		for (i = 0; i < NR_SIDE_FIELDS; i++) {
 			v = *side_slot(j ? &x.migrate : &x.reclaim, i);
 			if (!nonzero || v)
 				fprintf(stderr, "# %s%s_%s=%" PRIu64 "\n", prefix,
-					side, side_fields[i], v);
+					side, side_fields[i].name, v);
 		}
 	}
 	for (i = 0; i < x.nr_reasons; i++) {

@@ -1,0 +1,1 @@
+../include/luf_stat_defs.h
