@@ -84,16 +84,12 @@ enum luf_cause {
 	LUF_NR_CAUSES,
 };
 
-/* Broken modes for the test suite (debug_break=, needs allow_unsafe=1) */
+/* Broken modes for the test suite (debug_break=, luf_break_defs.h) */
 enum luf_break {
 	LUF_BREAK_NONE,
-	LUF_BREAK_REUSE,	/* release held pages without flushing */
-	LUF_BREAK_WRITE,	/* file_change does not flush */
-	LUF_BREAK_FAULT,	/* write_fault does not flush */
-	LUF_BREAK_ISOLATE,	/* isolation: held pages stay, look unmovable */
-	LUF_BREAK_FILTER,	/* deferrals skip the free hook's pfn filter */
-	LUF_BREAK_PENDING,	/* defer although an mm had a flush pending */
-	LUF_BREAK_TAIL,		/* a large folio's pending range is its first pfn */
+#define LUF_BREAK(id, ...)	LUF_BREAK_##id,
+#include "luf_break_defs.h"
+#undef LUF_BREAK
 	LUF_NR_BREAKS,
 };
 

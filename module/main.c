@@ -66,7 +66,7 @@ static const struct kernel_param_ops luf_debug_break_ops = {
 module_param_cb(debug_break, &luf_debug_break_ops, &luf_state.debug_break,
 		0644);
 MODULE_PARM_DESC(debug_break,
-		 "testing only, needs allow_unsafe=1: 1 no flush before reuse, 2 none on file change, 3 none on write fault, 4 isolation neither releases held pages nor settles racing deferrals, and a held block looks unmovable, 5 pages freed while pending are not held, 6 defer while a flush of the mm is pending, 7 only the first page of a deferred large folio stays pending");
+		 "testing only, needs allow_unsafe=1: remove one required flush (the modes of include/luf_break_defs.h); 0 none");
 
 static bool luf_hook_defer_ok(enum luf_ctx ctx, int reason)
 {

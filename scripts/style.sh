@@ -5,7 +5,8 @@
 #   - scripts/checkpatch.pl --strict (of the built kernel tree) over every
 #     patch of kernel-hooks/series and, with -f, over module/ and include/;
 #   - every knob of include/luf_knob_defs.h has an ABI entry and is in
-#     the admin guide;
+#     the admin guide; the counters, the knob table and the broken modes
+#     agree with their lists;
 #   - the hook series' budget: at most LUF_HOOK_BUDGET (450) changed lines
 #     (+ and - lines of all patches) and at most LUF_HOOK_BUDGET_CORE (150)
 #     of them in files that exist in 6.12 (not created by the series).
@@ -76,7 +77,7 @@ result() {	# result OK DESCRIPTION [DETAIL...]
 	fi
 }
 
-echo "1..$(( ${#patches[@]} + 6 ))"
+echo "1..$(( ${#patches[@]} + 7 ))"
 # checkpatch reads relative file names in a patch against the current
 # directory's git tree: run it outside any checkout.
 tmp=$(mktemp -d)
@@ -125,6 +126,19 @@ done < <(printf '%s\n' '#define LUF_CAUSE(id, n) n' '#include "luf_stat_defs.h"'
 result "$rc" "every line of include/luf_stat_defs.h is in ${abi#"$LUF_TOP"/}, and no other" "$out"
 # Their defaults and ranges are written nowhere by hand: the admin guide's
 # table is generated from the list.
+# The broken modes are numbered in include/luf_break_defs.h; the testing
+# document has a row for each and no other, and the ABI file their range.
+doc=Documentation/mm/luf/testing.rst
+modes=$(seq "$(grep -c '^LUF_BREAK(' "$LUF_TOP/include/luf_break_defs.h")")
+rows=$(sed -n '/^``luf_break.sh``/,/^  Each correctness/s/^     \* - \([0-9][0-9]*\)$/\1/p' "$LUF_TOP/$doc")
+out=$(diff <(echo "$modes") <(echo "$rows") | sed -n 's/^< /mode &: no row in the table/p; s/^> /row &: no such mode/p')
+grep -q "Values outside 0-$(tail -n1 <<< "$modes") fail with EINVAL" "$pabi" ||
+	out+=$'\n'"${pabi#"$LUF_TOP"/}: debug_break's range is not 0-$(tail -n1 <<< "$modes")"
+run=$(sed -n 's/^modes="\([0-9 ]*\).*/\1/p; s/.*modes="$modes \([0-9 ]*\)"$/\1/p' \
+	"$LUF_TOP/selftests/luf_break.sh" | tr ' ' '\n' | sed '/^$/d' | sort -n)
+[ "$run" = "$modes" ] || out+=$'\n'"selftests/luf_break.sh runs modes ${run//$'\n'/ }, not ${modes//$'\n'/ }"
+[ -z "$out" ] && rc=0 || rc=1
+result "$rc" "every mode of include/luf_break_defs.h has its row in $doc and is run" "$out"
 table=Documentation/admin-guide/mm/luf/knobs.rst
 out=$(diff -u "$LUF_TOP/$table" <("$LUF_TOP/scripts/knobs-doc.sh" --stdout) 2>&1) && rc=0 || rc=1
 result "$rc" "$table is what scripts/knobs-doc.sh makes of the list" "$out"

@@ -62,8 +62,8 @@ int module_fresh(const char *params)
 		if (err)
 			return err;
 	}
-	err = luf_knob_write("enabled", "0");
-	return err ? err : luf_knob_write("migrc_enabled", "0");
+	err = luf_knob_write(KNOB(enabled), "0");
+	return err ? err : luf_knob_write(KNOB(migrc_enabled), "0");
 }
 
 /* The end of a test: unload, or settle everything (LUF_KEEP_MODULE) */
@@ -73,8 +73,8 @@ void module_done(void)
 		luf_ensure_unloaded();
 		return;
 	}
-	luf_knob_write("enabled", "0");
-	luf_knob_write("migrc_enabled", "0");
+	luf_knob_write(KNOB(enabled), "0");
+	luf_knob_write(KNOB(migrc_enabled), "0");
 }
 
 void mark(const char *s)
@@ -137,14 +137,14 @@ void luf_prepare(struct __test_metadata *_metadata, int brk)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
 	ret = module_fresh(g_break ? "allow_unsafe=1" : "");
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	if (g_break) {
 		snprintf(buf, sizeof(buf), "%d", g_break);
 		ret = write_file_str(BREAK_PARAM, buf);
 		ASSERT_EQ(0, ret) TH_LOG("debug_break=%s: %s", buf, strerror(-ret));
 	}
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
 	ASSERT_EQ(0, pin_to_cpu(0));
 	sync();
 }
@@ -212,7 +212,7 @@ int demote_deferred(const struct luf_ev *before)
 		err = memcg_write(g_cg, "memory.reclaim", "1M");
 		if (err && err != -EAGAIN)
 			return err;
-		if (!luf_counter_read("deferred_folios", &d) && d > before->deferred)
+		if (!luf_counter_read(CTR(deferred_folios), &d) && d > before->deferred)
 			return 0;
 	}
 	return -EAGAIN;
@@ -288,9 +288,9 @@ void make_deferred(struct __test_metadata *_metadata, enum how how,
 		ASSERT_EQ(0, ret) TH_LOG("%s: %s", how == BY_PAGEOUT ? "MADV_PAGEOUT" :
 					 how == BY_MIGRATION ? "move_pages" :
 					 "memory.reclaim", strerror(-ret));
-		ASSERT_EQ(0, luf_counter_read("deferred_folios", &after->deferred));
-		ASSERT_EQ(0, luf_counter_read("pending_folios", &after->pending));
-		ASSERT_EQ(0, luf_counter_read("held_pages", &after->held));
+		ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), &after->deferred));
+		ASSERT_EQ(0, luf_counter_read(CTR(pending_folios), &after->pending));
+		ASSERT_EQ(0, luf_counter_read(CTR(held_pages), &after->held));
 		mark("counted");
 		/*
 		 * A reader that refaults a paged-out page, or meets a

@@ -187,11 +187,6 @@ struct outcome {
  */
 #define BRK_X86(n)	(ON_ARM64 ? 0 : (n))
 
-/* The debug_break modes the oracles catch by name (see the top) */
-#define BRK_REUSE	1
-#define BRK_FILTER	5
-#define BRK_TAIL	7
-
 /*
  * Variants with .large = true: tfile_create() writes the whole file with
  * one write(2), which XFS turns into one large folio (16 pages: order 4),

@@ -51,6 +51,14 @@
  */
 #define LUF_TRIES		10
 
+/* The module's broken modes (debug_break=<n>), BRK_<id> = n */
+enum {
+	BRK_NONE,
+#define LUF_BREAK(id, ...)	BRK_##id,
+#include "luf_break_defs.h"
+#undef LUF_BREAK
+};
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #endif
@@ -105,6 +113,32 @@ int read_u64_strict(const char *path, uint64_t *val);
 int file_mode(const char *path);
 
 /* ---- knobs (/sys/kernel/mm/luf) ------------------------------------- */
+
+/*
+ * The name of a knob or counter, from the module's lists: a name that is
+ * not in luf_knob_defs.h or luf_stat_defs.h does not compile.
+ * KNOB(enabled) is "enabled", CTR(deferred_folios) "deferred_folios",
+ * CTR_PATH(reclaim, deferred) "reclaim_deferred", CTR_FORCED(aging)
+ * "forced_aging" and CTR_RELEASED(aging) "released_aging".
+ */
+struct luf_names {
+#define LUF_KNOB(name, ...)		char knob_##name;
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
+#define LUF_PATH_STAT(id, name)		char path_##name;
+#define LUF_EVENT(id, name)		char ctr_##name;
+#define LUF_GAUGE(name, field)		char ctr_##name;
+#define LUF_CAUSE(id, name)		char cause_##name;
+#include "luf_stat_defs.h"
+};
+
+#define LUF_LISTED(field, str)	\
+	((str) + 0 * sizeof(((struct luf_names *)0)->field))
+#define KNOB(name)		LUF_LISTED(knob_##name, #name)
+#define CTR(name)		LUF_LISTED(ctr_##name, #name)
+#define CTR_PATH(side, name)	LUF_LISTED(path_##name, #side "_" #name)
+#define CTR_FORCED(cause)	LUF_LISTED(cause_##cause, "forced_" #cause)
+#define CTR_RELEASED(cause)	LUF_LISTED(cause_##cause, "released_" #cause)
 
 void luf_knob_path(const char *name, char *buf, size_t len);
 int luf_knob_read(const char *name, uint64_t *val);

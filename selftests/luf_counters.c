@@ -97,7 +97,7 @@ FIXTURE_SETUP(counters)
 		SKIP(return, "needs a CPU for the initiator and one for a reader");
 	ret = luf_fresh_load();
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	ASSERT_EQ(0, luf_knob_read("observe", &v));
+	ASSERT_EQ(0, luf_knob_read(KNOB(observe), &v));
 	ASSERT_NE((uint64_t)0, v) TH_LOG("observe is off: the counters below stay 0");
 }
 
@@ -212,8 +212,8 @@ TEST_F_TIMEOUT(counters, observe_off, 240)
 	uint64_t v;
 
 	REQUIRE_DIR(LUF_EXT4_DIR);
-	ASSERT_EQ(0, luf_knob_write("observe", "0"));
-	ASSERT_EQ(0, luf_knob_read("observe", &v));
+	ASSERT_EQ(0, luf_knob_write(KNOB(observe), "0"));
+	ASSERT_EQ(0, luf_knob_read(KNOB(observe), &v));
 	ASSERT_EQ((uint64_t)0, v);
 
 	ASSERT_EQ(0, luf_counters_read_stable(&before));
@@ -237,7 +237,7 @@ TEST_F_TIMEOUT(counters, observe_off, 240)
 		TH_LOG("counters moved while observe=0");
 
 	/* and the switch works the other way */
-	ASSERT_EQ(0, luf_knob_write("observe", "1\n"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(observe), "1\n"));
 	rounds_opts(&o, LUF_WL_PAGEOUT, 1, 2);
 	measure(_metadata, self->ncpus, LUF_WL_PAGEOUT, &o, &m);
 	ASSERT_GT(m.d.reclaim.unmaps, (uint64_t)0) TH_LOG("observe=1 again counts nothing");

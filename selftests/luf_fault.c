@@ -117,8 +117,8 @@ FIXTURE_VARIANT(fault) {
 };
 
 /* Why ext4_write passes on e9bb51e and the other two fail: see the top */
-FIXTURE_VARIANT_ADD(fault, ext4_write) { .brk = 3, .dir = LUF_EXT4_DIR, .how = FAULT_WRITE };
-FIXTURE_VARIANT_ADD(fault, ext4_write_gup) { .brk = 3, .dir = LUF_EXT4_DIR, .how = FAULT_GUP };
+FIXTURE_VARIANT_ADD(fault, ext4_write) { .brk = BRK_FAULT, .dir = LUF_EXT4_DIR, .how = FAULT_WRITE };
+FIXTURE_VARIANT_ADD(fault, ext4_write_gup) { .brk = BRK_FAULT, .dir = LUF_EXT4_DIR, .how = FAULT_GUP };
 /*
  * arm64 (configs/arm64.config: no hardware dirty-bit management) maps a
  * clean writable PTE read-only in hardware: the writer's first write
@@ -128,7 +128,7 @@ FIXTURE_VARIANT_ADD(fault, ext4_write_gup) { .brk = 3, .dir = LUF_EXT4_DIR, .how
  * QEMU 7.2's TCG applies to every ASID and, on a vCPU whose TLB has
  * shrunk to under 128 entries (the readers'), to the whole TLB.
  */
-FIXTURE_VARIANT_ADD(fault, tmpfs_read) { .brk = BRK_X86(3), .dir = LUF_TMP_DIR, .how = FAULT_READ };
+FIXTURE_VARIANT_ADD(fault, tmpfs_read) { .brk = BRK_X86(BRK_FAULT), .dir = LUF_TMP_DIR, .how = FAULT_READ };
 
 /* What one page table maps */
 static size_t pmd_span(void)
@@ -412,8 +412,8 @@ static void fault_run(struct __test_metadata *_metadata,
 	bool done;
 
 	/* settle what an earlier attempt left deferred: pending must be 0 */
-	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "0"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	snprintf(name, sizeof(name), "luf-correct-fault-%d-%d", getpid(),
 		 attempt++);
 	ret = memcg_create(name, self->cg, sizeof(self->cg));

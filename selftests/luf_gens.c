@@ -69,11 +69,11 @@ static int gens_reload(void)
 	int ret = luf_fresh_load();
 
 	if (!ret)
-		ret = luf_knob_write("observe", "0");
+		ret = luf_knob_write(KNOB(observe), "0");
 	if (!ret)
-		ret = luf_knob_write("max_defer_ms", "60000");
+		ret = luf_knob_write(KNOB(max_defer_ms), "60000");
 	if (!ret)
-		ret = luf_knob_write("enabled", "1");
+		ret = luf_knob_write(KNOB(enabled), "1");
 	return ret;
 }
 
@@ -125,15 +125,15 @@ static void defer_one_entry(struct __test_metadata *_metadata,
 	for (p = 0; p < self->f.npages && deferred < BATCH_FOLIOS; p++) {
 		ASSERT_EQ(0, madvise((void *)(self->f.map + p * ps), ps,
 				     MADV_PAGEOUT)) TH_LOG("%s", strerror(errno));
-		ASSERT_EQ(0, luf_counter_read("deferred_folios", &deferred));
+		ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), &deferred));
 	}
 	ASSERT_EQ((uint64_t)BATCH_FOLIOS, deferred)
 		TH_LOG("deferred %" PRIu64 " folios from %zu pages", deferred, p);
-	ASSERT_EQ(0, luf_counter_read("flushes", &flushes));
-	ASSERT_EQ(0, luf_counter_read("flushes_skipped", &v));
+	ASSERT_EQ(0, luf_counter_read(CTR(flushes), &flushes));
+	ASSERT_EQ(0, luf_counter_read(CTR(flushes_skipped), &v));
 	ASSERT_EQ((uint64_t)0, flushes + v)
 		TH_LOG("something settled the entry before the test did");
-	ASSERT_EQ(0, luf_counter_read("pending_folios", &v));
+	ASSERT_EQ(0, luf_counter_read(CTR(pending_folios), &v));
 	ASSERT_EQ((uint64_t)BATCH_FOLIOS, v);
 }
 
@@ -164,15 +164,15 @@ static void settle(struct __test_metadata *_metadata, struct gens_delta *d)
 {
 	struct gens_delta a, b;
 
-	ASSERT_EQ(0, luf_counter_read("flushes", &a.flushes));
-	ASSERT_EQ(0, luf_counter_read("flushes_skipped", &a.skipped));
-	ASSERT_EQ(0, luf_counter_read("tlbi_issued", &a.tlbi));
-	ASSERT_EQ(0, luf_counter_read("cpus_pruned", &a.pruned));
-	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
-	ASSERT_EQ(0, luf_counter_read("flushes", &b.flushes));
-	ASSERT_EQ(0, luf_counter_read("flushes_skipped", &b.skipped));
-	ASSERT_EQ(0, luf_counter_read("tlbi_issued", &b.tlbi));
-	ASSERT_EQ(0, luf_counter_read("cpus_pruned", &b.pruned));
+	ASSERT_EQ(0, luf_counter_read(CTR(flushes), &a.flushes));
+	ASSERT_EQ(0, luf_counter_read(CTR(flushes_skipped), &a.skipped));
+	ASSERT_EQ(0, luf_counter_read(CTR(tlbi_issued), &a.tlbi));
+	ASSERT_EQ(0, luf_counter_read(CTR(cpus_pruned), &a.pruned));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "0"));
+	ASSERT_EQ(0, luf_counter_read(CTR(flushes), &b.flushes));
+	ASSERT_EQ(0, luf_counter_read(CTR(flushes_skipped), &b.skipped));
+	ASSERT_EQ(0, luf_counter_read(CTR(tlbi_issued), &b.tlbi));
+	ASSERT_EQ(0, luf_counter_read(CTR(cpus_pruned), &b.pruned));
 	d->flushes = b.flushes - a.flushes;
 	d->skipped = b.skipped - a.skipped;
 	d->tlbi = b.tlbi - a.tlbi;
@@ -232,7 +232,7 @@ TEST_F_TIMEOUT(gens, all_cpus_flushed, 600)
 			ASSERT_EQ(0, gens_reload());
 		defer_one_entry(_metadata, self);
 		every_cpu_flushes(_metadata);
-		ASSERT_EQ(0, luf_counter_read("pending_folios", &v));
+		ASSERT_EQ(0, luf_counter_read(CTR(pending_folios), &v));
 		ASSERT_EQ((uint64_t)BATCH_FOLIOS, v)
 			TH_LOG("the deferral was settled while the CPUs flushed");
 		settle(_metadata, &d);

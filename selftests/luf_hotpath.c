@@ -324,8 +324,8 @@ int main(int argc, char **argv)
 	}
 	if (pending) {
 		holder_pid = hold_pending(dir, pending, &go);
-		if (luf_counter_read("pending_folios", &before))
-			die("pending_folios");
+		if (luf_counter_read(CTR(pending_folios), &before))
+			die(CTR(pending_folios));
 	}
 	t0 = luf_now();
 	ops = run(argv[1], secs, dir);
@@ -335,8 +335,8 @@ int main(int argc, char **argv)
 	}
 	t0 = luf_now() - t0;
 	if (pending) {
-		if (luf_counter_read("pending_folios", &after))
-			die("pending_folios");
+		if (luf_counter_read(CTR(pending_folios), &after))
+			die(CTR(pending_folios));
 		close(go);
 		waitpid(holder_pid, &st, 0);
 	}

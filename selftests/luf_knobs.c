@@ -222,7 +222,7 @@ TEST_F(counters_ro, root_cannot_write)
 	ASSERT_LT(0, before->n);
 	ret = write_file_str(LUF_STAT_FILE, "deferred_folios 12345\n");
 	ASSERT_NE(0, ret) TH_LOG("%s accepted a write", LUF_STAT_FILE);
-	ASSERT_EQ(0, luf_counter_read("deferred_folios", &v));
+	ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), &v));
 	ASSERT_NE((uint64_t)12345, v) TH_LOG("%s took the written value", LUF_STAT_FILE);
 	free(before);
 }

@@ -134,8 +134,8 @@ static bool wait_counter(const char *name, uint64_t min)
 static void held_loop_start(struct __test_metadata *_metadata, struct loop *l)
 {
 	ASSERT_EQ(0, module_fresh(""));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	ASSERT_EQ(0, loop_start(l));
 	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing was held");
 	luf_msleep(300);
@@ -183,7 +183,7 @@ TEST_F_TIMEOUT(lifecycle, disable_under_load, 240)
 
 	held_loop_start(_metadata, &self->l);
 	ASSERT_EQ(0, luf_ev_read(&e0));
-	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "0"));
 	ASSERT_EQ(0, luf_ev_read(&e1));
 	luf_msleep(500);
 	ASSERT_EQ(0, luf_ev_read(&e2));
@@ -203,15 +203,15 @@ TEST_F_TIMEOUT(lifecycle, disable_under_load, 240)
 	ASSERT_EQ((uint64_t)0, e2.held);
 	ASSERT_EQ(e2.held_total, e2.released);
 
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-	ASSERT_TRUE(wait_counter("deferred_folios", e2.deferred + 1))
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
+	ASSERT_TRUE(wait_counter(CTR(deferred_folios), e2.deferred + 1))
 		TH_LOG("no deferral after enabling again");
 	ASSERT_TRUE(wait_counter("held_pages", 1)) TH_LOG("nothing held after enabling again");
 	ASSERT_EQ(0, luf_ev_read(&e3));
 	luf_ev_log("enabled again", &e3);
 	loop_stop(&self->l);
 	loop_check(_metadata, &self->l);
-	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "0"));
 	ASSERT_EQ(0, luf_ev_read(&e4));
 	luf_ev_log("disabled at the end", &e4);
 	ASSERT_EQ((uint64_t)0, e4.pending);
@@ -227,7 +227,7 @@ TEST_F_TIMEOUT(lifecycle, defer_ms_lowered, 240)
 	held_loop_start(_metadata, &self->l);
 	ASSERT_EQ(0, luf_ev_read(&e0));
 	luf_ev_log("max_defer_ms=60000", &e0);
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "200"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "200"));
 	t0 = luf_now();
 	do {
 		luf_msleep(50);
@@ -297,14 +297,14 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 	luf_run_opts_default(&o, LUF_WL_MEMCG);
 	REQUIRE_WL(LUF_WL_MEMCG, &o);
 	ASSERT_EQ(0, luf_load(load_params("")));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	snprintf(val, sizeof(val), "%d", BOUND_KB);
-	ASSERT_EQ(0, luf_knob_write("max_pending_kb", val));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), val));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	luf_run_ok(_metadata, LUF_WL_MEMCG, &o, &r);
-	ASSERT_EQ(0, luf_counter_read("deferred_folios", &deferred));
-	ASSERT_EQ(0, luf_counter_read("held_pages_peak", &peak));
-	ASSERT_EQ(0, luf_counter_read("forced_threshold", &forced));
+	ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), &deferred));
+	ASSERT_EQ(0, luf_counter_read(CTR(held_pages_peak), &peak));
+	ASSERT_EQ(0, luf_counter_read(CTR_FORCED(threshold), &forced));
 	note("max_pending_kb=%d (%" PRIu64 " pages): deferred %" PRIu64
 	     ", held_pages_peak %" PRIu64 ", forced_threshold %" PRIu64 "\n",
 	     BOUND_KB, max_pages, deferred, peak, forced);
@@ -330,12 +330,12 @@ static void aging_run(struct __test_metadata *_metadata, const char *pct,
 	uint64_t d0, a0;
 
 	luf_run_opts_default(&o, LUF_WL_MEMCG);
-	ASSERT_EQ(0, luf_knob_write("aging_pct", pct));
-	ASSERT_EQ(0, luf_counter_read("deferred_folios", &d0));
-	ASSERT_EQ(0, luf_counter_read("forced_aging", &a0));
+	ASSERT_EQ(0, luf_knob_write(KNOB(aging_pct), pct));
+	ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), &d0));
+	ASSERT_EQ(0, luf_counter_read(CTR_FORCED(aging), &a0));
 	luf_run_ok(_metadata, LUF_WL_MEMCG, &o, &r);
-	ASSERT_EQ(0, luf_counter_read("deferred_folios", deferred));
-	ASSERT_EQ(0, luf_counter_read("forced_aging", aging));
+	ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), deferred));
+	ASSERT_EQ(0, luf_counter_read(CTR_FORCED(aging), aging));
 	*deferred -= d0;
 	*aging -= a0;
 	note("aging_pct=%s: deferred %" PRIu64 ", forced_aging %" PRIu64 "\n",
@@ -351,9 +351,9 @@ TEST_F_TIMEOUT(lifecycle, aging_flushes, 240)
 	luf_run_opts_default(&o, LUF_WL_MEMCG);
 	REQUIRE_WL(LUF_WL_MEMCG, &o);
 	ASSERT_EQ(0, luf_load(load_params("")));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), "262144"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	aging_run(_metadata, "25", &deferred, &aging);
 	if (ON_ARM64) {
 		ASSERT_EQ((uint64_t)0, aging)
@@ -437,10 +437,10 @@ struct aging_ctrs {
 static void aging_read(struct __test_metadata *_metadata,
 		       struct aging_ctrs *c)
 {
-	ASSERT_EQ(0, luf_counter_read("deferred_folios", &c->deferred));
-	ASSERT_EQ(0, luf_counter_read("forced_aging", &c->aging));
-	ASSERT_EQ(0, luf_counter_read("pending_folios", &c->pending));
-	ASSERT_EQ(0, luf_counter_read("flushes", &c->flushes));
+	ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), &c->deferred));
+	ASSERT_EQ(0, luf_counter_read(CTR_FORCED(aging), &c->aging));
+	ASSERT_EQ(0, luf_counter_read(CTR(pending_folios), &c->pending));
+	ASSERT_EQ(0, luf_counter_read(CTR(flushes), &c->flushes));
 }
 
 #define AGING_FILE_PATH	256	/* sizeof(luf_file.path) */
@@ -458,10 +458,10 @@ TEST_F_TIMEOUT(lifecycle, aging_per_memcg, 120)
 	ASSERT_NE(MAP_FAILED, paths);
 	ASSERT_EQ(0, memcg_create("luf-aging-small", cg, sizeof(cg)));
 	ASSERT_EQ(0, luf_load(load_params("")));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
-	ASSERT_EQ(0, luf_knob_write("aging_pct", "25"));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), "262144"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(aging_pct), "25"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	aging_read(_metadata, &c0);
 	ASSERT_EQ(0, aging_pageout(NULL, 512, "aging-root", paths[0]));
 	aging_read(_metadata, &c1);
@@ -628,9 +628,9 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 		SKIP(return, "needs memory on NUMA node %d", MIGRATE_NODE);
 	REQUIRE_DIR(LUF_TMP_DIR);
 	ASSERT_EQ(0, luf_load(load_params("")));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("max_pending_kb", "262144"));
-	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), "262144"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
 	ASSERT_EQ(0, pthread_create(&m.spinner, NULL, spinner_fn, &m));
 	ret = tfile_create(&f, LUF_TMP_DIR, "alloc", npages, first_gen());
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
@@ -643,8 +643,8 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 	/* start from node 0, whatever the allocator chose; nothing held */
 	ret = move_to_node(map, f.size, 0);
 	ASSERT_EQ(0, ret) TH_LOG("move_pages to node 0: %s", strerror(-ret));
-	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "0"));
-	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "0"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
 	ASSERT_EQ(0, luf_ev_read(&e0));
 	ret = move_to_node(map, f.size, MIGRATE_NODE);
 	ASSERT_EQ(0, ret) TH_LOG("move_pages: %s", strerror(-ret));

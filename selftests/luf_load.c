@@ -198,8 +198,8 @@ TEST_F(luf_load, bad_params_rejected)
 TEST_F(luf_load, knob_params_set_initial_values)
 {
 	static const struct { const char *name; uint64_t want; } set[] = {
-		{ "enabled", 1 }, { "migrc_enabled", 1 }, { "observe", 0 },
-		{ "max_defer_ms", 1234 }, { "max_pending_kb", 2048 },
+		{ KNOB(enabled), 1 }, { KNOB(migrc_enabled), 1 }, { KNOB(observe), 0 },
+		{ KNOB(max_defer_ms), 1234 }, { KNOB(max_pending_kb), 2048 },
 	};
 	char path[128];
 	unsigned int i;

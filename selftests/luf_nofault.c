@@ -111,7 +111,7 @@ FIXTURE_VARIANT(forcewrite) {
 	int brk;
 };
 
-FIXTURE_VARIANT_ADD(forcewrite, anon_migrate) { .brk = 3 };
+FIXTURE_VARIANT_ADD(forcewrite, anon_migrate) { .brk = BRK_FAULT };
 
 FIXTURE_SETUP(forcewrite)
 {
@@ -406,7 +406,7 @@ FIXTURE_VARIANT(dio) {
 	const char *dir;
 };
 
-FIXTURE_VARIANT_ADD(dio, ext4) { .brk = 2, .dir = LUF_EXT4_DIR };
+FIXTURE_VARIANT_ADD(dio, ext4) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR };
 
 static void dio_release(FIXTURE_DATA(dio) *self)
 {
@@ -582,8 +582,8 @@ FIXTURE_VARIANT(uffdwp) {
  * violation shows at once.  The normal-mode assertions (the deferral was
  * made, the hook forced the flush) run on both.
  */
-FIXTURE_VARIANT_ADD(uffdwp, tmpfs_mprotect) { .brk = BRK_X86(3), .how = BY_PAGEOUT };
-FIXTURE_VARIANT_ADD(uffdwp, tmpfs_migrate) { .brk = BRK_X86(3), .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(uffdwp, tmpfs_mprotect) { .brk = BRK_X86(BRK_FAULT), .how = BY_PAGEOUT };
+FIXTURE_VARIANT_ADD(uffdwp, tmpfs_migrate) { .brk = BRK_X86(BRK_FAULT), .how = BY_MIGRATION };
 
 static void uffdwp_release(FIXTURE_DATA(uffdwp) *self)
 {

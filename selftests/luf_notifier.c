@@ -297,9 +297,9 @@ static void nt_setup(struct __test_metadata *_metadata)
 	ASSERT_EQ(0, luf_ensure_unloaded());
 	ret = luf_load("");
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
 	ret = nt_load();
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", nt_ko_path(), strerror(-ret));
 	ASSERT_EQ(0, pin_to_cpu(0));
@@ -428,8 +428,8 @@ static void *contig_spin_fn(void *arg)
  * allocation ended (c->ret) without reaching a mapped page.
  */
 static const char *const contig_ctrs[] = {
-	"deferred_folios", "held_isolated", "reclaim_unmaps",
-	"reclaim_ro_folios", "declined_pending",
+	CTR(deferred_folios), CTR(held_isolated), CTR_PATH(reclaim, unmaps),
+	CTR_PATH(reclaim, ro_folios), CTR(declined_pending),
 };
 
 static int contig_try(struct luf_file *f, size_t y, uint64_t pfn,
@@ -511,9 +511,9 @@ TEST_F_TIMEOUT(notifier, contig_isolated, 300)
 	while (!atomic_load(&c.spinning))
 		luf_msleep(1);
 	/* the setup defers: the page-out of the file's last page */
-	ASSERT_EQ(0, luf_counter_read("deferred_folios", &d[0]));
+	ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), &d[0]));
 	ASSERT_EQ(0, madvise((char *)f.map + f.size - ps, ps, MADV_PAGEOUT));
-	ASSERT_EQ(0, luf_counter_read("deferred_folios", &d[1]));
+	ASSERT_EQ(0, luf_counter_read(CTR(deferred_folios), &d[1]));
 	ASSERT_GT(d[1], d[0]) TH_LOG("a page-out deferred nothing: the test would prove nothing");
 	/* Y: the highest pfn of its pageblock, with enough of the file below */
 	ret = -ESRCH;

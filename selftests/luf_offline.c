@@ -289,13 +289,13 @@ FIXTURE_VARIANT(offline) {
 	bool large;		/* 64 KiB XFS folios instead of ext4's order 0 */
 };
 
-FIXTURE_VARIANT_ADD(offline, pageout) { .brk = 4, .migrate = false };
-FIXTURE_VARIANT_ADD(offline, migrate) { .brk = 4, .migrate = true };
+FIXTURE_VARIANT_ADD(offline, pageout) { .brk = BRK_ISOLATE, .migrate = false };
+FIXTURE_VARIANT_ADD(offline, migrate) { .brk = BRK_ISOLATE, .migrate = true };
 FIXTURE_VARIANT_ADD(offline, pageout_xfs_large) {
-	.brk = 4, .migrate = false, .large = true,
+	.brk = BRK_ISOLATE, .migrate = false, .large = true,
 };
 FIXTURE_VARIANT_ADD(offline, migrate_xfs_large) {
-	.brk = 4, .migrate = true, .large = true,
+	.brk = BRK_ISOLATE, .migrate = true, .large = true,
 };
 
 /* the variant's file system */
@@ -440,7 +440,7 @@ static void make_held(struct __test_metadata *_metadata,
 	if (g_break)
 		ASSERT_EQ(0, write_file_str(LUF_MODULE_DIR "/parameters/debug_break",
 					    "4"));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 
 	/* read in on node 0, then moved to node 1 while nothing defers */
 	if (f->map)
@@ -472,8 +472,8 @@ static void make_held(struct __test_metadata *_metadata,
 	ASSERT_EQ(e.deferred, e0->deferred)
 		TH_LOG("the move to node %d deferred", HELD_NODE);
 
-	ASSERT_EQ(0, luf_knob_write(variant->migrate ? "migrc_enabled" :
-				    "enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(variant->migrate ? KNOB(migrc_enabled) :
+				    KNOB(enabled), "1"));
 	ret = luf_readers_start(&self->rd, f->map, HOT_PAGES, cpus, NREADERS, 0);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 
@@ -609,8 +609,8 @@ TEST_F_TIMEOUT(offline, held_block_offlines, 500)
 			 */
 			if (variant->large && ret == -EBUSY) {
 				ASSERT_EQ(0, luf_knob_write(variant->migrate ?
-							    "migrc_enabled" :
-							    "enabled", "0"));
+							    KNOB(migrc_enabled) :
+							    KNOB(enabled), "0"));
 				ret = block_set_state(blk->id, "offline",
 						      OFFLINE_DEADLINE, &took);
 				note("memory%d offline once nothing is held: %s\n",
@@ -665,9 +665,10 @@ int main(int argc, char **argv)
 	const char *b = getenv("LUF_BREAK");
 
 	if (b && *b) {
-		if (strcmp(b, "4"))
-			ksft_exit_fail_msg("LUF_BREAK=%s: luf_offline has broken mode 4 only\n", b);
-		g_break = 4;
+		if (atoi(b) != BRK_ISOLATE || strlen(b) != 1)
+			ksft_exit_fail_msg("LUF_BREAK=%s: luf_offline has broken mode %d only\n",
+					   b, BRK_ISOLATE);
+		g_break = BRK_ISOLATE;
 	}
 	ps = (size_t)sysconf(_SC_PAGESIZE);
 	/* listing or help needs neither root nor the module */

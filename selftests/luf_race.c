@@ -78,7 +78,7 @@
 
 #define RACE_PAGES	16384	/* the walks must outlast the migration */
 #define RACE_NODE	1
-#define RACE_BREAK	6	/* debug_break: defer under a pending flush */
+#define RACE_BREAK	BRK_PENDING	/* defer under a pending flush */
 #define MIN_VALID	LUF_TRIES	/* normal run: valid tries wanted */
 #define RACE_SECONDS	120	/* ... or tries made for at most this long */
 #define SPIN_LIMIT	20000	/* pagemap reads while waiting for the walks */
@@ -252,7 +252,7 @@ FIXTURE_SETUP(race)
 		ret = 0;
 	}
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	ASSERT_EQ(0, luf_knob_write("max_defer_ms", "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	if (g_break) {
 		snprintf(buf, sizeof(buf), "%d", g_break);
 		ret = write_file_str(LUF_MODULE_DIR "/parameters/debug_break", buf);
@@ -260,8 +260,8 @@ FIXTURE_SETUP(race)
 					 ret == -EPERM ? " (luf.ko needs allow_unsafe=1)" : "");
 		self->armed = true;
 	}
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-	ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
 	ASSERT_EQ(0, pin_to_cpu(0));
 	self->pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->pm) TH_LOG("/proc/self/pagemap: %s", strerror(errno));
@@ -274,8 +274,8 @@ FIXTURE_TEARDOWN(race)
 	if (self->armed)
 		write_file_str(LUF_MODULE_DIR "/parameters/debug_break", "0");
 	if (g_keep) {
-		luf_knob_write("enabled", "0");
-		luf_knob_write("migrc_enabled", "0");
+		luf_knob_write(KNOB(enabled), "0");
+		luf_knob_write(KNOB(migrc_enabled), "0");
 	} else {
 		luf_ensure_unloaded();
 	}
@@ -348,8 +348,8 @@ static enum try_result race_try(struct __test_metadata *_metadata,
 	for (w = 0; w < W_NR; w++)
 		while (!atomic_load(&r.started[w]))
 			;
-	ASSERT_EQ(0, ctr("declined_pending", &dec0));
-	ASSERT_EQ(0, ctr("deferred_folios", &def0));
+	ASSERT_EQ(0, ctr(CTR(declined_pending), &dec0));
+	ASSERT_EQ(0, ctr(CTR(deferred_folios), &def0));
 	atomic_store(&r.go, 1);
 	for (o->spins = 0; o->spins < SPIN_LIMIT; o->spins++) {
 		if (atomic_load(&r.ended[W_FREE]) || atomic_load(&r.ended[W_WP]))
@@ -373,8 +373,8 @@ static enum try_result race_try(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, atomic_load(&r.err[W_FREE])) TH_LOG("MADV_FREE failed");
 	ASSERT_EQ(0, atomic_load(&r.err[W_WP])) TH_LOG("UFFDIO_WRITEPROTECT failed");
 	o->seen = *(volatile uint64_t *)r.region;
-	ASSERT_EQ(0, ctr("declined_pending", &dec1));
-	ASSERT_EQ(0, ctr("deferred_folios", &def1));
+	ASSERT_EQ(0, ctr(CTR(declined_pending), &dec1));
+	ASSERT_EQ(0, ctr(CTR(deferred_folios), &def1));
 	o->declined = dec1 - dec0;
 	o->deferred = def1 - def0;
 	atomic_store(&r.handler_stop, 1);

@@ -160,7 +160,7 @@ static void reuse_once(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(reuse) *self,
 		       const FIXTURE_VARIANT(reuse) *variant, struct rd_sum *s)
 {
-	const char *knob = variant->how == BY_PAGEOUT ? "enabled" : "migrc_enabled";
+	const char *knob = variant->how == BY_PAGEOUT ? KNOB(enabled) : KNOB(migrc_enabled);
 	bool pmd = !strcmp(variant->dir, LUF_THP_DIR);
 	bool unheld = g_break == BRK_FILTER;
 	unsigned int gen = first_gen();
@@ -327,7 +327,7 @@ FIXTURE_VARIANT(steal) {
 	int brk;
 };
 
-FIXTURE_VARIANT_ADD(steal, ext4_to_fuse) { .brk = 2 };
+FIXTURE_VARIANT_ADD(steal, ext4_to_fuse) { .brk = BRK_WRITE };
 
 static void steal_err(struct steal_fs *d, int err, unsigned int op)
 {
@@ -1021,7 +1021,7 @@ static void split_once(struct __test_metadata *_metadata,
 	ssize_t ret;
 	int tries;
 
-	ASSERT_EQ(0, luf_knob_write("enabled", "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	ret = tfile_create(&self->o.f, variant->dir, "split", NPAGES, gen);
 	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
 	size = self->o.f.size;
@@ -1126,7 +1126,7 @@ static void split_once(struct __test_metadata *_metadata,
 		ASSERT_LE((uint64_t)NPAGES, e3.held - e1.held)
 			TH_LOG("only %" PRIu64 " pages held after the pieces were freed",
 			       e3.held - e1.held);
-	ASSERT_EQ(0, luf_knob_write("enabled", "0"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "0"));
 	split_release(self);
 }
 

@@ -252,20 +252,20 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 		 * parked while the worker releases, and the unload drains
 		 * whatever is held at that moment.
 		 */
-		ASSERT_EQ(0, luf_knob_write("max_defer_ms", "1"));
-		ASSERT_EQ(0, luf_knob_write("enabled", "1"));
-		ASSERT_EQ(0, luf_knob_write("migrc_enabled", "1"));
+		ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "1"));
+		ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
+		ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
 		/* every fourth cycle also flips observe off and on */
 		if (i % 4 == 3) {
-			ASSERT_EQ(0, luf_knob_write("observe", "0"));
+			ASSERT_EQ(0, luf_knob_write(KNOB(observe), "0"));
 			luf_msleep(5);
-			ASSERT_EQ(0, luf_knob_write("observe", "1"));
+			ASSERT_EQ(0, luf_knob_write(KNOB(observe), "1"));
 		}
 		luf_msleep(20);
 		ASSERT_EQ(0, luf_counters_read(&c));
 		seen_reclaim += c.reclaim.unmaps;
 		seen_migrate += c.migrate.unmaps;
-		if (!luf_counter_read("deferred_folios", &deferred))
+		if (!luf_counter_read(CTR(deferred_folios), &deferred))
 			seen_deferred += deferred;
 		t1 = luf_now();
 		ret = luf_unload();

@@ -68,8 +68,8 @@ FIXTURE(write) {
 };
 
 /*
- * brk = 2 where only the module's file_change flush stands between the
- * change and a stale read, so broken mode 2 must be caught:
+ * BRK_WRITE where only the module's file_change flush stands between
+ * the change and a stale read, so that broken mode must be caught:
  * - ext4 and XFS writes (pwrite, pwritev, splice, ext4 copy_file_range)
  *   put the new content into a new page-cache folio; the old folio is
  *   held by the module, still readable through the stale entries.
@@ -97,53 +97,53 @@ FIXTURE_VARIANT(write) {
 	bool large;
 };
 
-FIXTURE_VARIANT_ADD(write, ext4_pwrite) { .brk = 2, .dir = LUF_EXT4_DIR, .op = OP_PWRITE };
-FIXTURE_VARIANT_ADD(write, ext4_pwritev) { .brk = 2, .dir = LUF_EXT4_DIR, .op = OP_PWRITEV };
-FIXTURE_VARIANT_ADD(write, ext4_splice) { .brk = 2, .dir = LUF_EXT4_DIR, .op = OP_SPLICE };
-FIXTURE_VARIANT_ADD(write, ext4_copy_file_range) { .brk = 2, .dir = LUF_EXT4_DIR, .op = OP_COPY };
+FIXTURE_VARIANT_ADD(write, ext4_pwrite) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_PWRITE };
+FIXTURE_VARIANT_ADD(write, ext4_pwritev) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_PWRITEV };
+FIXTURE_VARIANT_ADD(write, ext4_splice) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_SPLICE };
+FIXTURE_VARIANT_ADD(write, ext4_copy_file_range) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_COPY };
 FIXTURE_VARIANT_ADD(write, ext4_punch_hole) { .brk = 0, .dir = LUF_EXT4_DIR, .op = OP_PUNCH };
 FIXTURE_VARIANT_ADD(write, ext4_truncate) { .brk = 0, .dir = LUF_EXT4_DIR, .op = OP_TRUNC0 };
-FIXTURE_VARIANT_ADD(write, ext4_truncate_tail) { .brk = 2, .dir = LUF_EXT4_DIR, .op = OP_TAIL };
-FIXTURE_VARIANT_ADD(write, xfs_pwrite) { .brk = 2, .dir = LUF_XFS_DIR, .op = OP_PWRITE };
+FIXTURE_VARIANT_ADD(write, ext4_truncate_tail) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_TAIL };
+FIXTURE_VARIANT_ADD(write, xfs_pwrite) { .brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_PWRITE };
 FIXTURE_VARIANT_ADD(write, xfs_large_pwrite) {
-	.brk = 2, .dir = LUF_XFS_DIR, .op = OP_PWRITE, .large = true,
+	.brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_PWRITE, .large = true,
 };
 FIXTURE_VARIANT_ADD(write, xfs_large_punch_hole) {
 	.brk = 0, .dir = LUF_XFS_DIR, .op = OP_PUNCH, .large = true,
 };
-FIXTURE_VARIANT_ADD(write, xfs_pwritev) { .brk = 2, .dir = LUF_XFS_DIR, .op = OP_PWRITEV };
-FIXTURE_VARIANT_ADD(write, xfs_splice) { .brk = 2, .dir = LUF_XFS_DIR, .op = OP_SPLICE };
+FIXTURE_VARIANT_ADD(write, xfs_pwritev) { .brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_PWRITEV };
+FIXTURE_VARIANT_ADD(write, xfs_splice) { .brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_SPLICE };
 FIXTURE_VARIANT_ADD(write, xfs_copy_file_range) { .brk = 0, .dir = LUF_XFS_DIR, .op = OP_COPY };
 FIXTURE_VARIANT_ADD(write, xfs_punch_hole) { .brk = 0, .dir = LUF_XFS_DIR, .op = OP_PUNCH };
 FIXTURE_VARIANT_ADD(write, xfs_truncate) { .brk = 0, .dir = LUF_XFS_DIR, .op = OP_TRUNC0 };
-FIXTURE_VARIANT_ADD(write, xfs_truncate_tail) { .brk = 2, .dir = LUF_XFS_DIR, .op = OP_TAIL };
-FIXTURE_VARIANT_ADD(write, tmpfs_pwrite) { .brk = 2, .dir = LUF_TMP_DIR, .op = OP_PWRITE };
-FIXTURE_VARIANT_ADD(write, tmpfs_pwritev) { .brk = 2, .dir = LUF_TMP_DIR, .op = OP_PWRITEV };
-FIXTURE_VARIANT_ADD(write, tmpfs_splice) { .brk = 2, .dir = LUF_TMP_DIR, .op = OP_SPLICE };
-FIXTURE_VARIANT_ADD(write, tmpfs_copy_file_range) { .brk = 2, .dir = LUF_TMP_DIR, .op = OP_COPY };
+FIXTURE_VARIANT_ADD(write, xfs_truncate_tail) { .brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_TAIL };
+FIXTURE_VARIANT_ADD(write, tmpfs_pwrite) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_PWRITE };
+FIXTURE_VARIANT_ADD(write, tmpfs_pwritev) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_PWRITEV };
+FIXTURE_VARIANT_ADD(write, tmpfs_splice) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_SPLICE };
+FIXTURE_VARIANT_ADD(write, tmpfs_copy_file_range) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_COPY };
 FIXTURE_VARIANT_ADD(write, tmpfs_punch_hole) { .brk = 0, .dir = LUF_TMP_DIR, .op = OP_PUNCH };
 FIXTURE_VARIANT_ADD(write, tmpfs_truncate) { .brk = 0, .dir = LUF_TMP_DIR, .op = OP_TRUNC0 };
-FIXTURE_VARIANT_ADD(write, tmpfs_truncate_tail) { .brk = 2, .dir = LUF_TMP_DIR, .op = OP_TAIL };
+FIXTURE_VARIANT_ADD(write, tmpfs_truncate_tail) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_TAIL };
 /* MIGRC: the page cache now holds the new copy, the old one is held */
 FIXTURE_VARIANT_ADD(write, ext4_pwrite_migrate) {
-	.brk = 2, .dir = LUF_EXT4_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
+	.brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
 };
 
 FIXTURE_VARIANT_ADD(write, xfs_pwrite_migrate) {
-	.brk = 2, .dir = LUF_XFS_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
+	.brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
 };
 
 FIXTURE_VARIANT_ADD(write, tmpfs_pwrite_migrate) {
-	.brk = 2, .dir = LUF_TMP_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
+	.brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
 };
 
 FIXTURE_VARIANT_ADD(write, tmpfs_truncate_tail_migrate) {
-	.brk = 2, .dir = LUF_TMP_DIR, .op = OP_TAIL, .how = BY_MIGRATION,
+	.brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_TAIL, .how = BY_MIGRATION,
 };
 
 /* the file is one PMD-sized folio of the huge=always tmpfs */
 FIXTURE_VARIANT_ADD(write, tmpfs_huge_pwrite_migrate) {
-	.brk = 2, .dir = LUF_THP_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
+	.brk = BRK_WRITE, .dir = LUF_THP_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
 	.large = true,
 };
 
@@ -357,20 +357,20 @@ FIXTURE_VARIANT(cow) {
  * write notification, so its shared writable PTEs are writable at once and
  * never deferred.)
  */
-FIXTURE_VARIANT_ADD(cow, ext4) { .brk = 3, .dir = LUF_EXT4_DIR };
-FIXTURE_VARIANT_ADD(cow, xfs) { .brk = 3, .dir = LUF_XFS_DIR };
-FIXTURE_VARIANT_ADD(cow, xfs_large) { .brk = 3, .dir = LUF_XFS_DIR, .large = true };
+FIXTURE_VARIANT_ADD(cow, ext4) { .brk = BRK_FAULT, .dir = LUF_EXT4_DIR };
+FIXTURE_VARIANT_ADD(cow, xfs) { .brk = BRK_FAULT, .dir = LUF_XFS_DIR };
+FIXTURE_VARIANT_ADD(cow, xfs_large) { .brk = BRK_FAULT, .dir = LUF_XFS_DIR, .large = true };
 FIXTURE_VARIANT_ADD(cow, xfs_large_migrate) {
 	.brk = 0, .dir = LUF_XFS_DIR, .how = BY_MIGRATION, .large = true,
 };
 FIXTURE_VARIANT_ADD(cow, ext4_migrate) { .brk = 0, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION };
-FIXTURE_VARIANT_ADD(cow, ext4_shared) { .brk = 3, .dir = LUF_EXT4_DIR, .shared = true };
+FIXTURE_VARIANT_ADD(cow, ext4_shared) { .brk = BRK_FAULT, .dir = LUF_EXT4_DIR, .shared = true };
 /*
  * arm64 (not x86): making a present PTE writable and dirty, as the shared
  * write fault after a migration does, flushes that address on every CPU
  * (__ptep_set_access_flags()), so there the core covers it.
  */
-#define UPGRADE_BRK	BRK_X86(3)
+#define UPGRADE_BRK	BRK_X86(BRK_FAULT)
 FIXTURE_VARIANT_ADD(cow, ext4_shared_migrate) {
 	.brk = UPGRADE_BRK, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION, .shared = true,
 };
@@ -646,11 +646,11 @@ static bool lazyfree_once(struct __test_metadata *_metadata,
 	self->o.rd->new_gen = gen + 1;
 	ret = rd_start(self->o.rd, self->o.map, words);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
-	ASSERT_EQ(0, luf_counter_read("reclaim_ro_folios", &ro0));
-	ASSERT_EQ(0, luf_counter_read("reclaim_deferred", &d0));
+	ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, ro_folios), &ro0));
+	ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, deferred), &d0));
 	ASSERT_EQ(0, madvise(self->o.map, NPAGES * ps, MADV_PAGEOUT));
-	ASSERT_EQ(0, luf_counter_read("reclaim_ro_folios", ro));
-	ASSERT_EQ(0, luf_counter_read("reclaim_deferred", deferred));
+	ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, ro_folios), ro));
+	ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, deferred), deferred));
 	*ro -= ro0;
 	*deferred -= d0;
 	swapin_release(self);

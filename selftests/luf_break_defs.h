@@ -1,0 +1,1 @@
+../include/luf_break_defs.h
