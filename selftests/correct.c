@@ -448,12 +448,33 @@ int tfile_charge_cg(const struct luf_file *f)
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
 }
 
+/*
+ * All of @f, at an address aligned to MAP_ALIGN.  MADV_PAGEOUT reclaims a
+ * large folio only where one page table maps all of it: a 64 KiB XFS
+ * folio that mmap() happened to place across a PMD boundary is split or
+ * skipped instead, and nothing is deferred.  Where mmap() puts a file
+ * depends on ASLR, and every test of one program forks from the same
+ * harness, so all of its large-folio tests failed together, now and then.
+ */
 void *map_file(struct luf_file *f, int prot, int flags)
 {
-	void *p = mmap(NULL, f->size, prot, flags, f->fd, 0);
+	size_t len = f->size + MAP_ALIGN;
+	char *r, *p, *end;
 
-	if (p == MAP_FAILED)
+	r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
 		return NULL;
+	p = (char *)(((uintptr_t)r + MAP_ALIGN - 1) & ~(uintptr_t)(MAP_ALIGN - 1));
+	if (mmap(p, f->size, prot, flags | MAP_FIXED, f->fd, 0) == MAP_FAILED) {
+		munmap(r, len);
+		return NULL;
+	}
+	/* the rest of the reservation goes */
+	end = p + f->size;
+	if (p > r)
+		munmap(r, p - r);
+	if (r + len > end)
+		munmap(end, r + len - end);
 	madvise(p, f->size, MADV_NOHUGEPAGE);
 	return p;
 }

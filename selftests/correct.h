@@ -235,6 +235,8 @@ void swap_off(struct __test_metadata *_metadata, bool *on);
 int tfile_create(struct luf_file *f, const char *dir, const char *tag,
 		 size_t npages, unsigned int gen);
 int tfile_charge_cg(const struct luf_file *f);
+/* map_file()'s alignment: a PMD on x86 and on arm64 with 4 KiB pages */
+#define MAP_ALIGN	(2UL << 20)
 void *map_file(struct luf_file *f, int prot, int flags);
 void *anon_buf(size_t len);
 int nr_attempts(void);
