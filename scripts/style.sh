@@ -6,7 +6,8 @@
 #     patch of kernel-hooks/series and, with -f, over module/ and include/;
 #   - every knob of include/luf_knob_defs.h has an ABI entry and is in
 #     the admin guide; the counters, the knob table and the broken modes
-#     agree with their lists;
+#     agree with their lists, and the scripts name only listed knobs and
+#     counters;
 #   - the hook series' budget: at most LUF_HOOK_BUDGET (450) changed lines
 #     (+ and - lines of all patches) and at most LUF_HOOK_BUDGET_CORE (150)
 #     of them in files that exist in 6.12 (not created by the series).
@@ -77,7 +78,7 @@ result() {	# result OK DESCRIPTION [DETAIL...]
 	fi
 }
 
-echo "1..$(( ${#patches[@]} + 7 ))"
+echo "1..$(( ${#patches[@]} + 8 ))"
 # checkpatch reads relative file names in a patch against the current
 # directory's git tree: run it outside any checkout.
 tmp=$(mktemp -d)
@@ -139,6 +140,36 @@ run=$(sed -n 's/^modes="\([0-9 ]*\).*/\1/p; s/.*modes="$modes \([0-9 ]*\)"$/\1/p
 [ "$run" = "$modes" ] || out+=$'\n'"selftests/luf_break.sh runs modes ${run//$'\n'/ }, not ${modes//$'\n'/ }"
 [ -z "$out" ] && rc=0 || rc=1
 result "$rc" "every mode of include/luf_break_defs.h has its row in $doc and is run" "$out"
+# The shell scripts read knobs and counters by name ($(knob NAME),
+# knobs NAME, $sys/NAME or $L/NAME, NAME=N on a modprobe line; $(ctr
+# NAME), $(stat_of NAME)); the C
+# tests get theirs checked by the compiler (KNOB(), CTR(), selftests/libluf.h).
+listed=$( (sed -n 's/^LUF_KNOB(\([a-z_0-9]*\),.*/\1/p' "$LUF_TOP/include/luf_knob_defs.h"
+	printf '%s\n' '#define LUF_PATH_STAT(id, n) @@reclaim_##n@@ @@migrate_##n@@' \
+		'#define LUF_EVENT(id, n) @@n@@' '#define LUF_GAUGE(n, f) @@n@@' \
+		'#define LUF_CAUSE(id, n) @@forced_##n@@ @@released_##n@@' \
+		'#include "luf_stat_defs.h"' | cpp -P -I"$LUF_TOP/include" - |
+		tr -d ' \n' | sed 's/@@@@/\n/g; s/@@//g'; echo) | sort -u)
+script_names() {	# the knob and counter names that script $1 uses
+	local code
+	code=$(grep -v '^[[:space:]]*#' "$1") || return 0
+	grep -oE '\$\((knob|ctr|stat_of) [a-z_0-9]+\)|^[[:space:]]*knobs [a-z_0-9,]+ |\$(sys|L)/[a-z_0-9]+' <<< "$code" |
+		sed -E 's/^\$\((knob|ctr|stat_of) //; s/\)$//; s/^[[:space:]]*knobs //; s/ $//; s/^\$(sys|L)\///' |
+		tr ',' '\n' || true
+	# parameters on a modprobe or insmod line, or in its options
+	grep -E 'modprobe luf|insmod [^ ]*|luf-modprobe|params="|options="' <<< "$code" |
+		grep -oE "(^|[ \"'])[a-z_]+=([0-9]|\\\$[a-z{])" | sed -E "s/^[ \"']//; s/=.*//" |
+		grep -vx -e allow_unsafe -e debug_break -e gen_start || true
+}
+out=""
+for f in "$LUF_TOP"/scripts/*.sh "$LUF_TOP"/scripts/guest/*.sh "$LUF_TOP"/selftests/*.sh; do
+	for name in $(script_names "$f"); do
+		grep -qx "$name" <<< "$listed" ||
+			out+="${f#"$LUF_TOP"/}: $name is no knob or counter of the lists"$'\n'
+	done
+done
+[ -z "$out" ] && rc=0 || rc=1
+result "$rc" "the knobs and counters the scripts name are in the lists" "${out%$'\n'}"
 table=Documentation/admin-guide/mm/luf/knobs.rst
 out=$(diff -u "$LUF_TOP/$table" <("$LUF_TOP/scripts/knobs-doc.sh" --stdout) 2>&1) && rc=0 || rc=1
 result "$rc" "$table is what scripts/knobs-doc.sh makes of the list" "$out"
