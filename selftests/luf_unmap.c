@@ -3,13 +3,12 @@
  * luf_unmap: munmap and mprotect keep their stock semantics (I3)
  * (the oracles, readers and broken modes: correct.h).
  *
- *  unmap.<mprotect|munmap>[_migrate].access_faults,
- *  unmap.mprotect_xfs_large_migrate.access_faults (I3)
+ *  unmap.<mprotect|munmap>[_xfs_large][_migrate].access_faults (I3)
  *	after the deferral (reclaim, or MIGRC for _migrate),
  *	mprotect(PROT_NONE) of the whole mapping, or
  *	munmap of pages 4-11 in the middle of it (so its page table stays),
  *	then a signal to the readers.  _xfs_large: the file is one 16-page
- *	XFS folio.  Oracle: every access to that range
+ *	XFS folio, so munmap takes the middle of a large folio.  Oracle: every access to that range
  *	after the signal faults (SIGSEGV, caught with sigsetjmp/siglongjmp); a
  *	successful read means a stale translation.  The flush here is the
  *	core's (flush_tlb_batched_pending() per mm), not the module's, so
@@ -57,6 +56,7 @@ FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
 FIXTURE_VARIANT_ADD(unmap, munmap) { .brk = 0, .munmap = true };
 FIXTURE_VARIANT_ADD(unmap, mprotect_migrate) { .brk = 0, .munmap = false, .how = BY_MIGRATION };
 FIXTURE_VARIANT_ADD(unmap, munmap_migrate) { .brk = 0, .munmap = true, .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(unmap, munmap_xfs_large) { .brk = 0, .munmap = true, .large = true };
 FIXTURE_VARIANT_ADD(unmap, mprotect_xfs_large_migrate) {
 	.brk = 0, .munmap = false, .how = BY_MIGRATION, .large = true,
 };
