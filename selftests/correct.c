@@ -449,30 +449,35 @@ int tfile_charge_cg(const struct luf_file *f)
 }
 
 /*
- * All of @f, at an address aligned to MAP_ALIGN.  MADV_PAGEOUT reclaims a
- * large folio only where one page table maps all of it: a 64 KiB XFS
- * folio that mmap() happened to place across a PMD boundary is split or
- * skipped instead, and nothing is deferred.  Where mmap() puts a file
- * depends on ASLR, and every test of one program forks from the same
- * harness, so all of its large-folio tests failed together, now and then.
+ * All of @f, one page past an address aligned to MAP_ALIGN:
+ * - in one page table (for files up to MAP_ALIGN less a page).
+ *   MADV_PAGEOUT reclaims a large folio only where one page table maps
+ *   all of it; a 64 KiB XFS folio mapped across a PMD boundary is split
+ *   or skipped instead, and nothing is deferred.
+ * - never at a 64 KiB-aligned address.  arm64 maps a naturally aligned
+ *   large folio there with contiguous PTEs, and the unmap unfolds them
+ *   with a TLB flush of its own (contpte_convert()): the readers fault
+ *   the folio back in, so nothing is left to hold.
+ * Where mmap() puts a file depends on ASLR, and every test of a program
+ * forks from the same harness: left to mmap(), all the large-folio tests
+ * of a program failed together, now and then.
  */
 void *map_file(struct luf_file *f, int prot, int flags)
 {
-	size_t len = f->size + MAP_ALIGN;
+	size_t len = f->size + MAP_ALIGN + ps;
 	char *r, *p, *end;
 
 	r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
 		return NULL;
-	p = (char *)(((uintptr_t)r + MAP_ALIGN - 1) & ~(uintptr_t)(MAP_ALIGN - 1));
+	p = (char *)(((uintptr_t)r + MAP_ALIGN - 1) & ~(uintptr_t)(MAP_ALIGN - 1)) + ps;
 	if (mmap(p, f->size, prot, flags | MAP_FIXED, f->fd, 0) == MAP_FAILED) {
 		munmap(r, len);
 		return NULL;
 	}
 	/* the rest of the reservation goes */
 	end = p + f->size;
-	if (p > r)
-		munmap(r, p - r);
+	munmap(r, p - r);
 	if (r + len > end)
 		munmap(end, r + len - end);
 	madvise(p, f->size, MADV_NOHUGEPAGE);
