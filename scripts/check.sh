@@ -36,7 +36,7 @@ set -euo pipefail
 # summarize LOG: the table and the verdict; returns 1 if anything failed.
 # The guest runs run_kselftest.sh, which prints each program's TAP output
 # prefixed with "# " and then its own "ok N selftests: luf: PROG" line; a
-# script that runs programs (luf_gen_wrap.sh) nests once more.  A result line
+# runner that runs programs (run_luf.sh) nests once more.  A result line
 # at depth D is ("# " x D) then "ok " or "not ok ".  Counted are the
 # leaves: a result with results nested under it (since the previous result
 # of its depth) is a container, which adds a failure only if it failed

@@ -78,4 +78,4 @@ done
 rm -rf "$LUF_OUT/tests" "$LUF_OUT/order" "$LUF_OUT"/order-*
 mkdir -p "$LUF_OUT/tests"
 
-log "selftests ready: $(grep -c '^luf:' "$inst/kselftest-list.txt") in $inst ($(( $(date +%s) - start ))s)"
+log "selftests ready: $(find "$inst/luf" -maxdepth 1 -type f -perm -u+x | wc -l) files to run in $inst/luf ($(( $(date +%s) - start ))s)"

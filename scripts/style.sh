@@ -131,13 +131,13 @@ result "$rc" "every line of include/luf_stat_defs.h is in ${abi#"$LUF_TOP"/}, an
 # document has a row for each and no other, and the ABI file their range.
 doc=Documentation/mm/luf/testing.rst
 modes=$(seq "$(grep -c '^LUF_BREAK(' "$LUF_TOP/include/luf_break_defs.h")")
-rows=$(sed -n '/^``luf_break.sh``/,/^  Each correctness/s/^     \* - \([0-9][0-9]*\)$/\1/p' "$LUF_TOP/$doc")
+rows=$(sed -n '/^``break``: the broken modes/,/^  Each correctness/s/^     \* - \([0-9][0-9]*\)$/\1/p' "$LUF_TOP/$doc")
 out=$(diff <(echo "$modes") <(echo "$rows") | sed -n 's/^< /mode &: no row in the table/p; s/^> /row &: no such mode/p')
 grep -q "Values outside 0-$(tail -n1 <<< "$modes") fail with EINVAL" "$pabi" ||
 	out+=$'\n'"${pabi#"$LUF_TOP"/}: debug_break's range is not 0-$(tail -n1 <<< "$modes")"
-run=$(sed -n 's/^modes="\([0-9 ]*\).*/\1/p; s/.*modes="$modes \([0-9 ]*\)"$/\1/p' \
-	"$LUF_TOP/selftests/luf_break.sh" | tr ' ' '\n' | sed '/^$/d' | sort -n)
-[ "$run" = "$modes" ] || out+=$'\n'"selftests/luf_break.sh runs modes ${run//$'\n'/ }, not ${modes//$'\n'/ }"
+run=$(sed -n 's/^[[:space:]]*modes="\([0-9 ]*\)"$/\1/p; s/.*modes="$modes \([0-9 ]*\)"$/\1/p' \
+	"$LUF_TOP/selftests/run_luf.sh" | tr ' ' '\n' | sed '/^$/d' | sort -n)
+[ "$run" = "$modes" ] || out+=$'\n'"selftests/run_luf.sh runs modes ${run//$'\n'/ }, not ${modes//$'\n'/ }"
 [ -z "$out" ] && rc=0 || rc=1
 result "$rc" "every mode of include/luf_break_defs.h has its row in $doc and is run" "$out"
 # The shell scripts read knobs and counters by name ($(knob NAME),

@@ -53,28 +53,93 @@ size_t luf_page_size(void)
 
 /* ---- generic file helpers ------------------------------------------- */
 
-/* The guest's paths, each overridden by its environment variable */
-static const struct {
-	const char *var, *dflt;
-} luf_paths[] = {
-	{ "LUF_EXT4_DIR", LUF_EXT4_DIR },
-	{ "LUF_XFS_DIR", LUF_XFS_DIR },
-	{ "LUF_TMP_DIR", LUF_TMP_DIR },
-	{ "LUF_THP_DIR", LUF_THP_DIR },
-	{ "LUF_SWAP_DEV", LUF_SWAP_DEV },
-};
+/* ---- environment --------------------------------------------------- */
+
+static struct luf_env env;
+static bool env_read;
+
+/* @name's value if set and not empty, else @dflt */
+static const char *env_str(const char *name, const char *dflt)
+{
+	const char *e = getenv(name);
+
+	return e && *e ? e : dflt;
+}
+
+static void env_bad(const char *name, const char *val, const char *want)
+{
+	if (!env.err[0])
+		snprintf(env.err, sizeof(env.err), "%s=%s: want %s", name, val, want);
+}
+
+/* @name, a number, into *@val; @dflt if unset */
+static void env_uint(const char *name, unsigned int dflt, unsigned int *val)
+{
+	const char *e = env_str(name, NULL);
+	unsigned long v;
+	char *end;
+
+	*val = dflt;
+	if (!e)
+		return;
+	errno = 0;
+	v = strtoul(e, &end, 10);
+	if (errno || *end || v > UINT_MAX)
+		env_bad(name, e, "a number");
+	else
+		*val = (unsigned int)v;
+}
+
+const struct luf_env *luf_env(void)
+{
+	const char *e;
+	char *end;
+
+	if (env_read)
+		return &env;
+	env_read = true;
+	env.dir[LUF_DIR_EXT4] = env_str("LUF_EXT4_DIR", LUF_EXT4_DIR);
+	env.dir[LUF_DIR_XFS] = env_str("LUF_XFS_DIR", LUF_XFS_DIR);
+	env.dir[LUF_DIR_TMP] = env_str("LUF_TMP_DIR", LUF_TMP_DIR);
+	env.dir[LUF_DIR_THP] = env_str("LUF_THP_DIR", LUF_THP_DIR);
+	env.dir[LUF_DIR_SWAP] = env_str("LUF_SWAP_DEV", LUF_SWAP_DEV);
+	env.ko = env_str("LUF_KO", NULL);
+	env.notifier_ko = env_str("LUF_NOTIFIER_KO", NULL);
+	env.quiet = strcmp(env_str("LUF_QUIET_CPUS", "1"), "0");
+	env.mark = env_str("LUF_CORRECT_MARK", NULL);
+	env.keep = !strcmp(env_str("LUF_KEEP_MODULE", "0"), "1");
+	e = env_str("LUF_BREAK", NULL);
+	if (e) {
+		errno = 0;
+		env.brk = (int)strtol(e, &end, 10);
+		if (errno || *end || env.brk < 1 || env.brk >= BRK_NR)
+			env_bad("LUF_BREAK", e, "a mode of debug_break");
+	}
+	e = env_str("LUF_GEN_START", NULL);
+	if (e) {
+		errno = 0;
+		env.gen_start = strtoul(e, &end, 10);
+		if (errno || *end || !env.gen_start || env.gen_start > 0xffffffffUL)
+			env_bad("LUF_GEN_START", e, "1-4294967295");
+	}
+	env_uint("LUF_STRESS_CYCLES", 100, &env.stress_cycles);
+	env_uint("LUF_STRESS_DEADLINE_S", 540, &env.stress_deadline_s);
+	env_uint("LUF_STRESS_SIZE_MB", 8, &env.stress_size_mb);
+	env_uint("LUF_STRESS_ROUND_PAUSE_MS", 2000, &env.stress_round_pause_ms);
+	env_uint("LUF_STRESS_READER_PAUSE_US", 2000, &env.stress_reader_pause_us);
+	return &env;
+}
 
 const char *luf_path(const char *dflt)
 {
-	const char *e;
-	size_t i;
+	static const char *const dflts[LUF_DIR_NR] = {
+		LUF_EXT4_DIR, LUF_XFS_DIR, LUF_TMP_DIR, LUF_THP_DIR, LUF_SWAP_DEV,
+	};
+	int i;
 
-	for (i = 0; i < ARRAY_SIZE(luf_paths); i++) {
-		if (strcmp(dflt, luf_paths[i].dflt))
-			continue;
-		e = getenv(luf_paths[i].var);
-		return e && *e ? e : dflt;
-	}
+	for (i = 0; i < LUF_DIR_NR; i++)
+		if (!strcmp(dflt, dflts[i]))
+			return luf_env()->dir[i];
 	return dflt;
 }
 
@@ -212,24 +277,20 @@ const char *luf_modules_dep(const char *name, char *buf, size_t len)
 	return found;
 }
 
-/*
- * $LUF_KO if set; else what modprobe would load (modules.dep), else
- * LUF_DEFAULT_KO.
- */
-const char *luf_ko_path(void)
+const char *luf_module_path(const char *name)
 {
-	static char dep[PATH_MAX];
-	const char *p = getenv("LUF_KO");
+	static char dep[2][PATH_MAX];
+	bool luf = !strcmp(name, LUF_MODNAME);
+	const char *p = luf ? luf_env()->ko : luf_env()->notifier_ko;
 
-	if (p && *p)
+	if (p)
 		return p;
-	p = luf_modules_dep(LUF_MODNAME, dep, sizeof(dep));
-	return p ? p : LUF_DEFAULT_KO;
-}
-
-bool luf_ko_present(void)
-{
-	return access(luf_ko_path(), R_OK) == 0;
+	p = luf_modules_dep(name, dep[luf], sizeof(dep[luf]));
+	if (!p) {
+		snprintf(dep[luf], sizeof(dep[luf]), "/luf/%s.ko", name);
+		p = dep[luf];
+	}
+	return p;
 }
 
 bool luf_is_loaded(void)
@@ -251,18 +312,30 @@ bool luf_is_loaded(void)
 	return found;
 }
 
-int luf_load(const char *params)
+int luf_insmod(const char *path, const char *params)
 {
 	long ret;
 	int fd, err;
 
-	fd = open(luf_ko_path(), O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	ret = syscall(SYS_finit_module, fd, params ? params : "", 0);
 	err = errno;
 	close(fd);
 	return ret ? -err : 0;
+}
+
+int luf_load(const char *params)
+{
+	char buf[256];
+
+	params = params ? params : "";
+	if (!luf_env()->gen_start || strstr(params, "gen_start="))
+		return luf_insmod(luf_ko_path(), params);
+	snprintf(buf, sizeof(buf), "%s%sgen_start=%lu", params,
+		 *params ? " " : "", luf_env()->gen_start);
+	return luf_insmod(luf_ko_path(), buf);
 }
 
 int module_unload(const char *name)
@@ -297,13 +370,31 @@ int luf_ensure_unloaded(void)
 	return luf_is_loaded() ? -EBUSY : 0;
 }
 
-int luf_fresh_load(void)
+int luf_module_fresh(const char *params)
 {
-	int err = luf_ensure_unloaded();
+	int err;
 
-	if (err)
-		return err;
-	return luf_load("");
+	if (!luf_env()->keep) {
+		err = luf_ensure_unloaded();
+		return err ? err : luf_load(params);
+	}
+	if (!luf_is_loaded()) {
+		err = luf_load(params);
+		if (err)
+			return err;
+	}
+	err = luf_knob_write(KNOB(enabled), "0");
+	return err ? err : luf_knob_write(KNOB(migrc_enabled), "0");
+}
+
+void luf_module_done(void)
+{
+	if (!luf_env()->keep) {
+		luf_ensure_unloaded();
+		return;
+	}
+	luf_knob_write(KNOB(enabled), "0");
+	luf_knob_write(KNOB(migrc_enabled), "0");
 }
 
 static bool debugfs_mounted(void)
@@ -330,7 +421,7 @@ const char *luf_skip_reason(bool need_module)
 		return "must be run as root";
 	if (!debugfs_mounted())
 		return "debugfs is not mounted at /sys/kernel/debug";
-	if (need_module && !luf_ko_present()) {
+	if (need_module && access(luf_ko_path(), R_OK)) {
 		snprintf(why, sizeof(why), "module file %s not found (set LUF_KO)",
 			 luf_ko_path());
 		return why;

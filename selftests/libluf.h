@@ -20,6 +20,11 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include <pthread.h>
+#include <sys/mman.h>
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
 
 #define LUF_MODNAME		"luf"
 #define LUF_DEFAULT_KO		"/luf/luf.ko"
@@ -57,7 +62,36 @@ enum {
 #define LUF_BREAK(id, ...)	BRK_##id,
 #include "luf_break_defs.h"
 #undef LUF_BREAK
+	BRK_NR
 };
+
+/* ---- environment ----------------------------------------------------- */
+
+enum {
+	LUF_DIR_EXT4, LUF_DIR_XFS, LUF_DIR_TMP, LUF_DIR_THP, LUF_DIR_SWAP,
+	LUF_DIR_NR
+};
+
+/*
+ * Every LUF_* environment variable the tests read (testing.rst lists
+ * them), read once.  A bad value leaves its default and says why in ->err.
+ */
+struct luf_env {
+	int brk;		/* LUF_BREAK: the debug_break mode to catch */
+	unsigned long gen_start;	/* LUF_GEN_START: gen_start= of each load */
+	bool keep;		/* LUF_KEEP_MODULE=1: one load, never unloaded */
+	bool quiet;		/* LUF_QUIET_CPUS (not 0): luf_quiet_cpus() works */
+	const char *mark;	/* LUF_CORRECT_MARK: trace_marker in the window */
+	const char *ko;		/* LUF_KO: luf.ko */
+	const char *notifier_ko;	/* LUF_NOTIFIER_KO: luf_notifier_test.ko */
+	const char *dir[LUF_DIR_NR];	/* LUF_EXT4_DIR ... LUF_SWAP_DEV */
+	/* luf_stress: LUF_STRESS_CYCLES, _DEADLINE_S, _SIZE_MB, ... */
+	unsigned int stress_cycles, stress_deadline_s, stress_size_mb;
+	unsigned int stress_round_pause_ms, stress_reader_pause_us;
+	char err[160];
+};
+
+const struct luf_env *luf_env(void);
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -72,25 +106,33 @@ enum {
 const char *luf_path(const char *dflt);
 
 /*
- * Path of luf.ko: $LUF_KO if set, else the file modprobe would load (from
- * /lib/modules/$(uname -r)/modules.dep), else LUF_DEFAULT_KO.
+ * The file of module @name (luf or luf_notifier_test): $LUF_KO or
+ * $LUF_NOTIFIER_KO if set, else the file modprobe would load (from
+ * /lib/modules/$(uname -r)/modules.dep), else /luf/@name.ko.
  */
-const char *luf_ko_path(void);
+const char *luf_module_path(const char *name);
+#define luf_ko_path()	luf_module_path(LUF_MODNAME)
 /* The file of module @name in modules.dep, into @buf; NULL if none. */
 const char *luf_modules_dep(const char *name, char *buf, size_t len);
-bool luf_ko_present(void);
 /* /sys/module/luf exists */
 bool luf_is_loaded(void);
-/* finit_module(2) of luf_ko_path() with @params ("" for none). */
+/* finit_module(2) of @path with @params ("" or NULL for none). */
+int luf_insmod(const char *path, const char *params);
+/* luf.ko with @params, and gen_start= of LUF_GEN_START unless @params has one */
 int luf_load(const char *params);
-/* delete_module(2) "luf"; retries while the module is busy (<= ~10 s). */
-/* delete_module(@name), retrying while it is busy; 0 or -errno */
+/* delete_module(@name), retrying while it is busy (<= ~10 s); 0 or -errno */
 int module_unload(const char *name);
 int luf_unload(void);
 /* Unload if loaded; 0 when the module is gone afterwards. */
 int luf_ensure_unloaded(void);
-/* Make sure a freshly loaded module is present (unload first if loaded). */
-int luf_fresh_load(void);
+/*
+ * The start of a test: luf.ko freshly loaded with @params; with
+ * LUF_KEEP_MODULE=1 the loaded one (loaded if it is not) with LUF and
+ * MIGRC disabled, which settles everything.  0 or -errno.
+ */
+int luf_module_fresh(const char *params);
+/* The end of a test: unload, or LUF and MIGRC disabled (LUF_KEEP_MODULE) */
+void luf_module_done(void);
 
 /*
  * Why a selftest binary cannot run here (not root, no debugfs, or, if
@@ -173,49 +215,6 @@ int luf_stat_read(struct luf_stat *s);
 int luf_stat_get(const struct luf_stat *s, const char *name, uint64_t *val);
 /* One line of a fresh read; -ENOENT if the module has no such counter */
 int luf_counter_read(const char *name, uint64_t *val);
-
-/*
- * The counters per path, <side>_<field>: a field for every line of the
- * module's list (luf_stat_defs.h); and migrate_<reason>_<field>.
- */
-struct luf_side {
-#define LUF_PATH_STAT(id, name)	uint64_t name;
-#include "luf_stat_defs.h"
-};
-
-#define LUF_MAX_REASONS		16
-
-struct luf_counters {
-	struct luf_side reclaim;
-	struct luf_side migrate;
-	/* the migrate reasons the module names, in its order */
-	int nr_reasons;
-	char reason[LUF_MAX_REASONS][LUF_STAT_NAME];
-	uint64_t reason_unmaps[LUF_MAX_REASONS];
-	uint64_t reason_ro_folios[LUF_MAX_REASONS];
-};
-
-int luf_counters_read(struct luf_counters *c);
-/* Re-read until two consecutive snapshots agree (quiescent system). */
-int luf_counters_read_stable(struct luf_counters *c);
-/* Index of migrate reason @name in @c, or -1 */
-int luf_counters_reason(const struct luf_counters *c, const char *name);
-void luf_counters_delta(const struct luf_counters *after,
-			const struct luf_counters *before,
-			struct luf_counters *delta);
-bool luf_counters_equal(const struct luf_counters *a,
-			const struct luf_counters *b);
-/*
- * Documented invariants:  ro_folios <= unmaps, ro_only <= rounds,
- * flush_cpus <= ro_only * (ncpus - 1) for both sides; per reason
- * ro <= unmaps; sums over reasons equal the migrate totals.
- * Returns true if all hold; otherwise describes the first violation in @why.
- */
-bool luf_counters_check(const struct luf_counters *c, int ncpus,
-			char *why, size_t len);
-/* Print every counter as "# <prefix>name=value" to stderr (nonzero only if @nonzero). */
-void luf_counters_log(const char *prefix, const struct luf_counters *c,
-		      bool nonzero);
 
 /*
  * The module's state: deferrals, held and released pages, and why
@@ -426,7 +425,8 @@ struct luf_rd {
 
 /*
  * Start @n readers over the @words words at @base, reader i pinned to
- * @cpus[i]; returns once each is pinned and has made one pass.
+ * @cpus[i] (@cpus NULL: CPU 1 + i); returns once each is pinned and has
+ * made one pass.
  */
 int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
 		 const int *cpus, int n);

@@ -109,12 +109,10 @@ void luf_quiet_cpus(void)
 	struct dirent *de;
 	cpu_set_t mask, zero;
 	int cap = 0;
-	const char *e;
 	pid_t pid;
 	DIR *d;
 
-	e = getenv("LUF_QUIET_CPUS");
-	if ((e && !strcmp(e, "0")) || quiet_owner)
+	if (!luf_env()->quiet || quiet_owner)
 		return;
 	quiet_owner = getpid();
 	CPU_ZERO(&zero);

@@ -6,7 +6,7 @@
  * sigsetjmp()) and judged by a second callback.  Each pass reads every
  * word, or with @sample one word of each page (a different one each
  * pass).  The workload drivers (luf_readers_start(): luf_pattern()
- * content) and the correctness oracles (correct.h: old, new, zeroed or
+ * content) and the correctness oracles (oracle.h: old, new, zeroed or
  * faulting content around a publication) use it.
  */
 #define _GNU_SOURCE
@@ -233,7 +233,7 @@ int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
 			return err;
 	}
 	for (i = 0; i < n; i++) {
-		c->cpus[i] = cpus[i];
+		c->cpus[i] = cpus ? cpus[i] : 1 + i;
 		c->slot[i].c = c;
 		c->slot[i].idx = i;
 		err = pthread_create(&c->th[i], NULL, rd_fn, &c->slot[i]);

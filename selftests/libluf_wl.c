@@ -17,9 +17,6 @@
 
 #include "libluf.h"
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
 #define LUF_MPOL_MF_MOVE_ALL (1 << 2)
 
 /* ---- workload drivers ------------------------------------------------ */

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
 
 static void assert_no_luf(struct __test_metadata *_metadata)
 {
@@ -92,4 +92,4 @@ TEST_F_TIMEOUT(control, demotion, 240)
 	ASSERT_GT(r.sys.pgmigrate_success, (uint64_t)0);
 }
 
-LUF_TEST_MAIN(false)
+LUF_MAIN(0)

@@ -21,9 +21,258 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
+
+/*
+ * The counters per path, <side>_<field>: a field for every line of the
+ * module's list (luf_stat_defs.h); and migrate_<reason>_<field>.
+ */
+struct luf_side {
+#define LUF_PATH_STAT(id, name)	uint64_t name;
+#include "luf_stat_defs.h"
+};
+
+#define LUF_MAX_REASONS		16
+
+struct luf_counters {
+	struct luf_side reclaim;
+	struct luf_side migrate;
+	/* the migrate reasons the module names, in its order */
+	int nr_reasons;
+	char reason[LUF_MAX_REASONS][LUF_STAT_NAME];
+	uint64_t reason_unmaps[LUF_MAX_REASONS];
+	uint64_t reason_ro_folios[LUF_MAX_REASONS];
+};
+
+/* The fields of struct luf_side: the module's lines per path, in its order */
+static const struct {
+	const char *name;
+	size_t off;
+} side_fields[] = {
+#define LUF_PATH_STAT(id, name)	{ #name, offsetof(struct luf_side, name) },
+#include "luf_stat_defs.h"
+};
+
+#define NR_SIDE_FIELDS	((int)ARRAY_SIZE(side_fields))
+
+static uint64_t *side_slot(struct luf_side *s, int i)
+{
+	return (uint64_t *)((char *)s + side_fields[i].off);
+}
+
+/* "migrate_<reason>_<field>" with a non-empty <reason>: copy it to @r */
+static bool reason_of(const char *name, const char *field, char *r)
+{
+	size_t n = strlen(name), f = strlen(field), p = strlen("migrate_");
+
+	if (n <= p + f + 1 || strncmp(name, "migrate_", p) ||
+	    strcmp(name + n - f, field) || name[n - f - 1] != '_' ||
+	    n - f - 1 - p >= LUF_STAT_NAME)
+		return false;
+	memcpy(r, name + p, n - f - 1 - p);
+	r[n - f - 1 - p] = '\0';
+	return true;
+}
+
+static int luf_counters_reason(const struct luf_counters *c, const char *name)
+{
+	int i;
+
+	for (i = 0; i < c->nr_reasons; i++)
+		if (!strcmp(c->reason[i], name))
+			return i;
+	return -1;
+}
+
+static int luf_counters_read(struct luf_counters *c)
+{
+	struct luf_stat *s = malloc(sizeof(*s));
+	char name[LUF_STAT_NAME + 16], r[LUF_STAT_NAME];
+	int i, k, err;
+
+	if (!s)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	err = luf_stat_read(s);
+	for (i = 0; !err && i < NR_SIDE_FIELDS; i++) {
+		snprintf(name, sizeof(name), "reclaim_%s", side_fields[i].name);
+		err = luf_stat_get(s, name, side_slot(&c->reclaim, i));
+		snprintf(name, sizeof(name), "migrate_%s", side_fields[i].name);
+		if (!err)
+			err = luf_stat_get(s, name, side_slot(&c->migrate, i));
+	}
+	for (i = 0; !err && i < s->n; i++) {
+		bool ro = reason_of(s->line[i].name, "ro_folios", r);
+
+		if (!ro && !reason_of(s->line[i].name, "unmaps", r))
+			continue;
+		k = luf_counters_reason(c, r);
+		if (k < 0) {
+			if (c->nr_reasons == LUF_MAX_REASONS) {
+				err = -E2BIG;
+				break;
+			}
+			k = c->nr_reasons++;
+			strcpy(c->reason[k], r);
+		}
+		if (ro)
+			c->reason_ro_folios[k] = s->line[i].val;
+		else
+			c->reason_unmaps[k] = s->line[i].val;
+	}
+	free(s);
+	return err;
+}
+
+static void luf_counters_delta(const struct luf_counters *after,
+			       const struct luf_counters *before,
+			       struct luf_counters *delta)
+{
+	struct luf_counters a = *after, b = *before;
+	int i;
+
+	*delta = a;
+	for (i = 0; i < NR_SIDE_FIELDS; i++) {
+		*side_slot(&delta->reclaim, i) -= *side_slot(&b.reclaim, i);
+		*side_slot(&delta->migrate, i) -= *side_slot(&b.migrate, i);
+	}
+	for (i = 0; i < a.nr_reasons && i < b.nr_reasons; i++) {
+		delta->reason_unmaps[i] -= b.reason_unmaps[i];
+		delta->reason_ro_folios[i] -= b.reason_ro_folios[i];
+	}
+}
+
+static bool luf_counters_equal(const struct luf_counters *a,
+			       const struct luf_counters *b)
+{
+	int i;
+
+	if (memcmp(&a->reclaim, &b->reclaim, sizeof(a->reclaim)) ||
+	    memcmp(&a->migrate, &b->migrate, sizeof(a->migrate)) ||
+	    a->nr_reasons != b->nr_reasons)
+		return false;
+	for (i = 0; i < a->nr_reasons; i++)
+		if (a->reason_unmaps[i] != b->reason_unmaps[i] ||
+		    a->reason_ro_folios[i] != b->reason_ro_folios[i])
+			return false;
+	return true;
+}
+
+/* Re-read until two consecutive snapshots agree (quiescent system). */
+static int luf_counters_read_stable(struct luf_counters *c)
+{
+	struct luf_counters again;
+	int i, err;
+
+	err = luf_counters_read(c);
+	for (i = 0; !err && i < 50; i++) {
+		err = luf_counters_read(&again);
+		if (err)
+			break;
+		if (luf_counters_equal(c, &again))
+			return 0;
+		*c = again;
+		luf_msleep(20);
+	}
+	return err ? err : -EAGAIN;
+}
+
+static bool side_check(const char *side, const struct luf_side *s, int ncpus,
+		       char *why, size_t len)
+{
+	if (s->ro_folios > s->unmaps) {
+		snprintf(why, len, "%s_ro_folios %" PRIu64 " > %s_unmaps %" PRIu64,
+			 side, s->ro_folios, side, s->unmaps);
+		return false;
+	}
+	if (s->flush_rounds_ro_only > s->flush_rounds) {
+		snprintf(why, len,
+			 "%s_flush_rounds_ro_only %" PRIu64 " > %s_flush_rounds %" PRIu64,
+			 side, s->flush_rounds_ro_only, side, s->flush_rounds);
+		return false;
+	}
+	if (s->flush_cpus > s->flush_rounds_ro_only * (uint64_t)(ncpus - 1)) {
+		snprintf(why, len,
+			 "%s_flush_cpus %" PRIu64 " > %s_flush_rounds_ro_only %" PRIu64
+			 " * (%d - 1)", side, s->flush_cpus, side,
+			 s->flush_rounds_ro_only, ncpus);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The documented invariants: ro_folios <= unmaps, ro_only <= rounds,
+ * flush_cpus <= ro_only * (ncpus - 1) for both sides; per reason ro <=
+ * unmaps; sums over reasons equal the migrate totals.  True if all hold;
+ * otherwise @why describes the first violation.
+ */
+static bool luf_counters_check(const struct luf_counters *c, int ncpus,
+			       char *why, size_t len)
+{
+	uint64_t su = 0, sr = 0;
+	int i;
+
+	if (!side_check("reclaim", &c->reclaim, ncpus, why, len) ||
+	    !side_check("migrate", &c->migrate, ncpus, why, len))
+		return false;
+	for (i = 0; i < c->nr_reasons; i++) {
+		if (c->reason_ro_folios[i] > c->reason_unmaps[i]) {
+			snprintf(why, len,
+				 "migrate_%s_ro_folios %" PRIu64 " > migrate_%s_unmaps %" PRIu64,
+				 c->reason[i], c->reason_ro_folios[i],
+				 c->reason[i], c->reason_unmaps[i]);
+			return false;
+		}
+		su += c->reason_unmaps[i];
+		sr += c->reason_ro_folios[i];
+	}
+	if (su != c->migrate.unmaps) {
+		snprintf(why, len, "sum of migrate_<reason>_unmaps %" PRIu64
+			 " != migrate_unmaps %" PRIu64, su, c->migrate.unmaps);
+		return false;
+	}
+	if (sr != c->migrate.ro_folios) {
+		snprintf(why, len, "sum of migrate_<reason>_ro_folios %" PRIu64
+			 " != migrate_ro_folios %" PRIu64, sr, c->migrate.ro_folios);
+		return false;
+	}
+	if (len)
+		why[0] = '\0';
+	return true;
+}
+
+/* Every counter as "# <prefix>name=value" (nonzero ones only if @nonzero) */
+static void luf_counters_log(const char *prefix, const struct luf_counters *c,
+			     bool nonzero)
+{
+	struct luf_counters x = *c;
+	const char *side;
+	uint64_t v;
+	int i, j;
+
+	for (j = 0; j < 2; j++) {
+		side = j ? "migrate" : "reclaim";
+		for (i = 0; i < NR_SIDE_FIELDS; i++) {
+			v = *side_slot(j ? &x.migrate : &x.reclaim, i);
+			if (!nonzero || v)
+				fprintf(stderr, "# %s%s_%s=%" PRIu64 "\n", prefix,
+					side, side_fields[i].name, v);
+		}
+	}
+	for (i = 0; i < x.nr_reasons; i++) {
+		if (!nonzero || x.reason_unmaps[i])
+			fprintf(stderr, "# %smigrate_%s_unmaps=%" PRIu64 "\n",
+				prefix, x.reason[i], x.reason_unmaps[i]);
+		if (!nonzero || x.reason_ro_folios[i])
+			fprintf(stderr, "# %smigrate_%s_ro_folios=%" PRIu64 "\n",
+				prefix, x.reason[i], x.reason_ro_folios[i]);
+	}
+}
 
 struct measured {
 	struct luf_run_res r;
@@ -95,7 +344,7 @@ FIXTURE_SETUP(counters)
 	self->ncpus = nr_cpus();
 	if (self->ncpus < 2)
 		SKIP(return, "needs a CPU for the initiator and one for a reader");
-	ret = luf_fresh_load();
+	ret = luf_module_fresh("");
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
 	ASSERT_EQ(0, luf_knob_read(KNOB(observe), &v));
 	ASSERT_NE((uint64_t)0, v) TH_LOG("observe is off: the counters below stay 0");
@@ -244,4 +493,4 @@ TEST_F_TIMEOUT(counters, observe_off, 240)
 	ASSERT_GT(m.d.reclaim.ro_folios, (uint64_t)0);
 }
 
-LUF_TEST_MAIN(true)
+LUF_MAIN(LUF_NEED_MODULE)

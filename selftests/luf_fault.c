@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * luf_fault: a deferral inside the writer's own fault (I2)
- * (the oracles, readers and broken modes: correct.h).
+ * (the oracles, readers and broken modes: oracle.h).
  *
  *  fault.<ext4_write|ext4_write_gup|tmpfs_read>.reclaim_inside
  *	The write_fault hook at handle_mm_fault() entry runs before the fault
@@ -67,7 +67,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "correct.h"
+#include "oracle.h"
 
 #include <sys/prctl.h>
 
@@ -382,7 +382,7 @@ FIXTURE_TEARDOWN(fault)
 {
 	fault_release(self);
 	swap_off(_metadata, &self->swapon);
-	module_done();
+	luf_module_done();
 }
 
 /* What one run of the scenario left for the oracle */
@@ -456,7 +456,7 @@ static void fault_run(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, self->lock);
 	ASSERT_EQ(0, mlock(self->lock, self->o.f.size))
 		TH_LOG("mlock: %s", strerror(errno));
-	ret = rd_start(rd, self->o.map, ps / 8);
+	ret = luf_rd_start(&rd->rd, self->o.map, ps / 8, NULL, NREADERS);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, pm);
@@ -547,4 +547,4 @@ TEST_F_TIMEOUT(fault, reclaim_inside, 300)
 	RUN_ATTEMPTS(fault_once, "reader read the old page after the write");
 }
 
-LUF_CORRECT_MAIN(NULL, NULL)
+LUF_MAIN(LUF_NEED_MODULE | LUF_QUIET)

@@ -34,7 +34,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
 
 #define BATCH_FOLIOS	512	/* LUF_BATCH_FOLIOS in include/luf.h */
 #define FILE_PAGES	(BATCH_FOLIOS + 256)
@@ -66,7 +66,7 @@ static void *spin(void *arg)
 /* A fresh load of luf.ko, observe off, the timer out of the way, LUF on */
 static int gens_reload(void)
 {
-	int ret = luf_fresh_load();
+	int ret = luf_module_fresh("");
 
 	if (!ret)
 		ret = luf_knob_write(KNOB(observe), "0");
@@ -119,7 +119,7 @@ static void defer_one_entry(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(gens) *self)
 {
 	uint64_t deferred = 0, v, flushes;
-	size_t ps = (size_t)getpagesize(), p;
+	size_t p;
 
 	ASSERT_EQ((uint64_t)0, luf_file_touch(&self->f));
 	for (p = 0; p < self->f.npages && deferred < BATCH_FOLIOS; p++) {
@@ -248,4 +248,4 @@ TEST_F_TIMEOUT(gens, all_cpus_flushed, 600)
 }
 #endif
 
-TEST_HARNESS_MAIN
+LUF_MAIN(LUF_NEED_MODULE)

@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
 
 FIXTURE(knob) {
 	uint64_t lo, hi, def;	/* resolved for this machine */
@@ -44,7 +44,7 @@ FIXTURE_SETUP(knob)
 	int ret;
 
 	ASSERT_EQ(0, luf_knob_limits(variant->name, &self->def, &self->lo, &self->hi));
-	ret = luf_fresh_load();
+	ret = luf_module_fresh("");
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
 	luf_knob_path(variant->name, self->path, sizeof(self->path));
 }
@@ -201,7 +201,7 @@ FIXTURE(counters_ro) {
 
 FIXTURE_SETUP(counters_ro)
 {
-	int ret = luf_fresh_load();
+	int ret = luf_module_fresh("");
 
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
 }
@@ -227,4 +227,4 @@ TEST_F(counters_ro, root_cannot_write)
 	free(before);
 }
 
-LUF_TEST_MAIN(true)
+LUF_MAIN(LUF_NEED_MODULE)

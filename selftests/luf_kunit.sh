@@ -6,7 +6,6 @@
 # depends on it) and print the results of every suite it added, then
 # unload.  Fails if a suite failed or none ran.
 cd "$(dirname "$0")" || exit 1
-. ./luf_lib.sh
 
 ko=${LUF_KUNIT_KO:-/luf/luf_kunit.ko}
 luf_ko=${LUF_KO:-/luf/luf.ko}

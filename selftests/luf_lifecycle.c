@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * luf_lifecycle: disable, rmmod and the bounds under load (I5, I6)
- * (the oracles, readers and broken modes: correct.h).
+ * (the oracles, readers and broken modes: oracle.h).
  *
  *  lifecycle.disable_under_load (I5, disable)
  *	readers and a MADV_PAGEOUT loop run; echo 0 > enabled: right after,
@@ -61,7 +61,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "correct.h"
+#include "oracle.h"
 
 /* ---- e, f. disable and rmmod under load ----------------------------- */
 
@@ -133,7 +133,7 @@ static bool wait_counter(const char *name, uint64_t min)
  */
 static void held_loop_start(struct __test_metadata *_metadata, struct loop *l)
 {
-	ASSERT_EQ(0, module_fresh(""));
+	ASSERT_EQ(0, luf_module_fresh(""));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	ASSERT_EQ(0, loop_start(l));
@@ -153,12 +153,12 @@ FIXTURE(lifecycle) {
 FIXTURE_SETUP(lifecycle)
 {
 	memset(&self->l, 0, sizeof(self->l));
-	if (g_break)
-		SKIP(return, "not a test of broken mode %d", g_break);
+	if (luf_env()->brk)
+		SKIP(return, "not a test of broken mode %d", luf_env()->brk);
 	if (nr_cpus() < 1 + NREADERS)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
 	REQUIRE_DIR(LUF_EXT4_DIR);
-	if (!g_keep)
+	if (!luf_env()->keep)
 		ASSERT_EQ(0, luf_ensure_unloaded());
 	ASSERT_EQ(0, pin_to_cpu(0));
 }
@@ -166,7 +166,7 @@ FIXTURE_SETUP(lifecycle)
 FIXTURE_TEARDOWN(lifecycle)
 {
 	loop_stop(&self->l);
-	module_done();
+	luf_module_done();
 }
 
 static void loop_check(struct __test_metadata *_metadata, struct loop *l)
@@ -296,7 +296,7 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 
 	luf_run_opts_default(&o, LUF_WL_MEMCG);
 	REQUIRE_WL(LUF_WL_MEMCG, &o);
-	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, luf_load(""));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	snprintf(val, sizeof(val), "%d", BOUND_KB);
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), val));
@@ -350,7 +350,7 @@ TEST_F_TIMEOUT(lifecycle, aging_flushes, 240)
 
 	luf_run_opts_default(&o, LUF_WL_MEMCG);
 	REQUIRE_WL(LUF_WL_MEMCG, &o);
-	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, luf_load(""));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), "262144"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
@@ -457,7 +457,7 @@ TEST_F_TIMEOUT(lifecycle, aging_per_memcg, 120)
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, paths);
 	ASSERT_EQ(0, memcg_create("luf-aging-small", cg, sizeof(cg)));
-	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, luf_load(""));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), "262144"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(aging_pct), "25"));
@@ -627,7 +627,7 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 	if (!numa_node_has_memory(MIGRATE_NODE))
 		SKIP(return, "needs memory on NUMA node %d", MIGRATE_NODE);
 	REQUIRE_DIR(LUF_TMP_DIR);
-	ASSERT_EQ(0, luf_load(load_params("")));
+	ASSERT_EQ(0, luf_load(""));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), "262144"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
@@ -698,6 +698,4 @@ TEST_F_TIMEOUT(lifecycle, migrc_alloc_near_limit, 300)
 	luf_file_destroy(&f);
 }
 
-static const char *const keep_tests[] = { "-r", "lifecycle.disable_under_load", NULL };
-
-LUF_CORRECT_MAIN(NULL, keep_tests)
+LUF_MAIN(LUF_NEED_MODULE | LUF_QUIET)

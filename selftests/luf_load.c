@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
 
 static bool is_dir(const char *path)
 {
@@ -230,4 +230,4 @@ TEST_F(luf_load, reload)
 	}
 }
 
-LUF_TEST_MAIN(true)
+LUF_MAIN(LUF_NEED_MODULE)

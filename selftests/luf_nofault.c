@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * luf_nofault: changes that take no fault (I2)
- * (the oracles, readers and broken modes: correct.h).
+ * (the oracles, readers and broken modes: oracle.h).
  *
  *  forcewrite.anon_migrate.proc_mem_write (I2)
  *	A private anonymous mapping, written, MADV_FREE (clean, exclusive),
@@ -63,7 +63,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "correct.h"
+#include "oracle.h"
 
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
@@ -122,7 +122,7 @@ FIXTURE_SETUP(forcewrite)
 FIXTURE_TEARDOWN(forcewrite)
 {
 	oracle_release(&self->o);
-	module_done();
+	luf_module_done();
 }
 
 static void forcewrite_once(struct __test_metadata *_metadata,
@@ -224,7 +224,7 @@ FIXTURE_TEARDOWN(uffdmove)
 	if (self->pagemap >= 0)
 		close(self->pagemap);
 	swap_off(_metadata, &self->swapon);
-	module_done();
+	luf_module_done();
 }
 
 static void uffdmove_once(struct __test_metadata *_metadata,
@@ -423,7 +423,7 @@ FIXTURE_SETUP(dio)
 FIXTURE_TEARDOWN(dio)
 {
 	dio_release(self);
-	module_done();
+	luf_module_done();
 }
 
 /* The child's write (only the child uses it) */
@@ -607,7 +607,7 @@ FIXTURE_TEARDOWN(uffdwp)
 {
 	uffdwp_release(self);
 	swap_off(_metadata, &self->swapon);
-	module_done();
+	luf_module_done();
 }
 
 /* Report @ok to @st, then wait for the next byte from @go */
@@ -696,7 +696,7 @@ static void uffdwp_migrate(struct __test_metadata *_metadata,
 	size_t size = NPAGES * ps;
 	int ret;
 
-	ret = rd_start(rd, self->o.map, size / 8);
+	ret = luf_rd_start(&rd->rd, self->o.map, size / 8, NULL, NREADERS);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 	ASSERT_EQ(0, luf_ev_read(e0));
 	mark("unmap");
@@ -705,7 +705,7 @@ static void uffdwp_migrate(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, luf_ev_read(e1));
 	ASSERT_GT(e1->deferred, e0->deferred)
 		TH_LOG("the migration deferred nothing: the test would prove nothing");
-	if (g_break) {
+	if (luf_env()->brk) {
 		ASSERT_TRUE(e1->held > 0 || e1->pending > 0)
 			TH_LOG("broken mode: nothing held or pending after the migration");
 	} else {
@@ -766,7 +766,7 @@ static void uffdwp_once(struct __test_metadata *_metadata,
 	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the child's writes", s);
 	ASSERT_EQ((ssize_t)sizeof(v), pread(self->o.f.fd, &v, sizeof(v), 0));
 	ASSERT_EQ(word(0, gen + 1), v) TH_LOG("the file did not change");
-	if (!g_break) {
+	if (!luf_env()->brk) {
 		ASSERT_GT(e2.wf, e0.wf)
 			TH_LOG("the writable PTEs forced no flush (forced_write_fault)");
 	}
@@ -778,4 +778,4 @@ TEST_F_TIMEOUT(uffdwp, write_after_unregister, 300)
 	RUN_ATTEMPTS(uffdwp_once, "reader read the old page after the child's write");
 }
 
-LUF_CORRECT_MAIN(NULL, NULL)
+LUF_MAIN(LUF_NEED_MODULE | LUF_QUIET)

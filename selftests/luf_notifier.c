@@ -93,14 +93,10 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
 
 #define NT_MODNAME	"luf_notifier_test"
-#define NT_DEFAULT_KO	"/luf/luf_notifier_test.ko"
 #define NT_CTL		"/sys/kernel/debug/luf_notifier_test/ctl"
 #define NT_CONTIG	"/sys/kernel/debug/luf_notifier_test/contig"
 #define NT_MAX_RANGES	1024	/* LNT_MAX_RANGES of the module */
@@ -109,21 +105,8 @@
 #define READER_CPU	1
 #define MIGRATE_NODE	1
 
-static size_t ps;
 
 /* ---- the test module ------------------------------------------------- */
-
-/* $LUF_NOTIFIER_KO, else what modules.dep names, else NT_DEFAULT_KO */
-static const char *nt_ko_path(void)
-{
-	static char dep[PATH_MAX];
-	const char *p = getenv("LUF_NOTIFIER_KO");
-
-	if (p && *p)
-		return p;
-	p = luf_modules_dep("luf_notifier_test", dep, sizeof(dep));
-	return p ? p : NT_DEFAULT_KO;
-}
 
 /* Does the running kernel have MMU notifiers at all? */
 static bool kernel_has_mmu_notifier(void)
@@ -150,20 +133,6 @@ static bool kernel_has_mmu_notifier(void)
 static bool nt_is_loaded(void)
 {
 	return path_exists("/sys/module/" NT_MODNAME);
-}
-
-static int nt_load(void)
-{
-	long ret;
-	int fd, err;
-
-	fd = open(nt_ko_path(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0);
-	err = errno;
-	close(fd);
-	return ret ? -err : 0;
 }
 
 static int nt_unload(void)
@@ -285,13 +254,12 @@ static void nt_setup(struct __test_metadata *_metadata)
 {
 	int ret;
 
-	ps = (size_t)sysconf(_SC_PAGESIZE);
-	if (access(nt_ko_path(), R_OK)) {
+	if (access(luf_module_path(NT_MODNAME), R_OK)) {
 		if (!kernel_has_mmu_notifier())
 			SKIP(return, "kernel without MMU notifiers: no secondary TLB to tell");
-		ASSERT_EQ(0, access(nt_ko_path(), R_OK))
+		ASSERT_EQ(0, access(luf_module_path(NT_MODNAME), R_OK))
 			TH_LOG("%s: %s (the kernel has MMU notifiers: was the module built?)",
-			       nt_ko_path(), strerror(errno));
+			       luf_module_path(NT_MODNAME), strerror(errno));
 	}
 	ASSERT_EQ(0, nt_unload());
 	ASSERT_EQ(0, luf_ensure_unloaded());
@@ -300,8 +268,8 @@ static void nt_setup(struct __test_metadata *_metadata)
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
-	ret = nt_load();
-	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", nt_ko_path(), strerror(-ret));
+	ret = luf_insmod(luf_module_path(NT_MODNAME), "");
+	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_module_path(NT_MODNAME), strerror(-ret));
 	ASSERT_EQ(0, pin_to_cpu(0));
 }
 
@@ -361,7 +329,7 @@ TEST_F(notifier, ctl_abi)
 	ASSERT_EQ(0, nt_ctl("start"));
 	ASSERT_EQ(0, nt_unload());
 	ASSERT_FALSE(nt_is_loaded());
-	ASSERT_EQ(0, nt_load());
+	ASSERT_EQ(0, luf_insmod(luf_module_path(NT_MODNAME), ""));
 	ASSERT_EQ(0, nt_read(&rec0));
 	ASSERT_EQ(0, rec0.active);
 	ASSERT_EQ((uint64_t)0, rec0.calls);
@@ -714,4 +682,4 @@ TEST_F_TIMEOUT(unmap, reported_while_held, 120)
 		TH_LOG("the reader saw wrong content");
 }
 
-LUF_TEST_MAIN(true)
+LUF_MAIN(LUF_NEED_MODULE)

@@ -81,11 +81,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
 #define MPOL_BIND_	2
 
 #define HELD_NODE	1		/* the CPU-less memory node */
@@ -107,9 +104,6 @@
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 
-static size_t ps;
-/* LUF_BREAK=4: isolation keeps held pages (debug_break=4) */
-static int g_break;
 
 /* ---- memory blocks ---------------------------------------------------- */
 
@@ -314,6 +308,7 @@ FIXTURE_SETUP(offline)
 	self->ballast = NULL;
 	self->ballast_used = 0;
 	self->pid = getpid();
+	LUF_BREAK_SKIP(variant->brk);
 #ifdef __aarch64__
 	SKIP(return, "arm64 never offlines boot memory (prevent_bootmem_remove_notifier), and node %d is boot memory",
 	     HELD_NODE);
@@ -435,9 +430,9 @@ static void make_held(struct __test_metadata *_metadata,
 	int ret, k;
 
 	ASSERT_EQ(0, luf_ensure_unloaded());
-	ret = luf_load(g_break ? "allow_unsafe=1" : "");
+	ret = luf_load(luf_env()->brk ? "allow_unsafe=1" : "");
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	if (g_break)
+	if (luf_env()->brk)
 		ASSERT_EQ(0, write_file_str(LUF_MODULE_DIR "/parameters/debug_break",
 					    "4"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
@@ -592,7 +587,7 @@ TEST_F_TIMEOUT(offline, held_block_offlines, 500)
 		note("memory%d offline: %s after %.1f s\n", blk->id,
 		     ret == -ETIMEDOUT ? "killed at the deadline" :
 		     ret ? strerror(-ret) : "ok", took);
-		if (g_break) {
+		if (luf_env()->brk) {
 			/* the release is removed: the offline must hang */
 			ASSERT_NE(0, ret) TH_LOG("broken mode 4: memory%d went offline although its held pages were kept",
 						 blk->id);
@@ -659,22 +654,4 @@ TEST_F_TIMEOUT(offline, held_block_offlines, 500)
 		       blk->id);
 }
 
-int main(int argc, char **argv)
-{
-	const char *why = luf_skip_reason(true);
-	const char *b = getenv("LUF_BREAK");
-
-	if (b && *b) {
-		if (atoi(b) != BRK_ISOLATE || strlen(b) != 1)
-			ksft_exit_fail_msg("LUF_BREAK=%s: luf_offline has broken mode %d only\n",
-					   b, BRK_ISOLATE);
-		g_break = BRK_ISOLATE;
-	}
-	ps = (size_t)sysconf(_SC_PAGESIZE);
-	/* listing or help needs neither root nor the module */
-	if (argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h")))
-		why = NULL;
-	if (why)
-		ksft_exit_skip("%s\n", why);
-	return test_harness_run(argc, argv);
-}
+LUF_MAIN(LUF_NEED_MODULE)

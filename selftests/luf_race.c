@@ -74,7 +74,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
 
 #define RACE_PAGES	16384	/* the walks must outlast the migration */
 #define RACE_NODE	1
@@ -86,9 +86,6 @@
 #define PM_UFFD_WP	(1ULL << 57)
 #define PM_PRESENT	(1ULL << 63)
 #define KPF_SWAPBACKED	14
-
-static int g_break;
-static bool g_keep;
 
 enum { W_FREE, W_WP, W_NR };
 
@@ -236,25 +233,16 @@ FIXTURE_SETUP(race)
 	self->pm = -1;
 	self->kpf = -1;
 	self->armed = false;
-	if (g_break && g_break != variant->brk)
-		SKIP(return, "not a test of broken mode %d", g_break);
+	LUF_BREAK_SKIP(variant->brk);
 	if (nr_cpus() < 1 + W_NR + 1)
 		SKIP(return, "needs %d CPUs", 2 + W_NR);
 	if (!numa_node_has_memory(RACE_NODE))
 		SKIP(return, "needs memory on NUMA node %d", RACE_NODE);
-	if (!g_keep) {
-		ret = luf_ensure_unloaded();
-		ASSERT_EQ(0, ret) TH_LOG("unloading luf: %s", strerror(-ret));
-		ret = luf_load(g_break ? "allow_unsafe=1" : "");
-	} else if (!luf_is_loaded()) {
-		ret = luf_load(g_break ? "allow_unsafe=1" : "");
-	} else {
-		ret = 0;
-	}
+	ret = luf_module_fresh(luf_env()->brk ? "allow_unsafe=1" : "");
 	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
-	if (g_break) {
-		snprintf(buf, sizeof(buf), "%d", g_break);
+	if (luf_env()->brk) {
+		snprintf(buf, sizeof(buf), "%d", luf_env()->brk);
 		ret = write_file_str(LUF_MODULE_DIR "/parameters/debug_break", buf);
 		ASSERT_EQ(0, ret) TH_LOG("debug_break=%s: %s%s", buf, strerror(-ret),
 					 ret == -EPERM ? " (luf.ko needs allow_unsafe=1)" : "");
@@ -273,12 +261,7 @@ FIXTURE_TEARDOWN(race)
 {
 	if (self->armed)
 		write_file_str(LUF_MODULE_DIR "/parameters/debug_break", "0");
-	if (g_keep) {
-		luf_knob_write(KNOB(enabled), "0");
-		luf_knob_write(KNOB(migrc_enabled), "0");
-	} else {
-		luf_ensure_unloaded();
-	}
+	luf_module_done();
 	if (self->pm >= 0)
 		close(self->pm);
 	if (self->kpf >= 0)
@@ -316,7 +299,7 @@ struct try_out {
 static enum try_result race_try(struct __test_metadata *_metadata,
 				FIXTURE_DATA(race) *self, struct try_out *o)
 {
-	size_t ps = sysconf(_SC_PAGESIZE), i;
+	size_t i;
 	uint64_t dec0 = 0, dec1 = 0, def0 = 0, def1 = 0;
 	struct walk_arg wa[W_NR];
 	pthread_t wt, ht, t[W_NR];
@@ -396,7 +379,7 @@ TEST_F_TIMEOUT(race, migrate_keeps_last_store, RACE_SECONDS + 120)
 	time_t end = time(NULL) + RACE_SECONDS;
 	enum try_result res;
 
-	while (time(NULL) < end && (g_break ? !lost : valid < MIN_VALID)) {
+	while (time(NULL) < end && (luf_env()->brk ? !lost : valid < MIN_VALID)) {
 		res = race_try(_metadata, self, &o);
 		if (_metadata->exit_code)
 			return;
@@ -414,11 +397,11 @@ TEST_F_TIMEOUT(race, migrate_keeps_last_store, RACE_SECONDS + 120)
 	if (!valid)
 		SKIP(return, "no try migrated P inside both walks in %d tries: CPUs that do not run in parallel (single-threaded TCG)?",
 		     tries);
-	if (g_break) {
+	if (luf_env()->brk) {
 		ASSERT_GT(lost, 0) TH_LOG("broken mode %d not caught: %d valid tries kept the last store",
-					  g_break, valid);
+					  luf_env()->brk, valid);
 		ksft_print_msg("broken mode %d caught: P held %" PRIu64 ", the writer's last store was %" PRIu64 " (%" PRIu64 " folios deferred in that try)\n",
-			       g_break, first_lost.seen, first_lost.last,
+			       luf_env()->brk, first_lost.seen, first_lost.last,
 			       first_lost.deferred);
 		return;
 	}
@@ -428,22 +411,4 @@ TEST_F_TIMEOUT(race, migrate_keeps_last_store, RACE_SECONDS + 120)
 	ASSERT_GT(declined, 0) TH_LOG("no valid try was declined: the pending flush was never seen");
 }
 
-int main(int argc, char **argv)
-{
-	const char *why = luf_skip_reason(true);
-	const char *b = getenv("LUF_BREAK"), *k = getenv("LUF_KEEP_MODULE");
-
-	if (b && *b) {
-		if (atoi(b) != RACE_BREAK || strlen(b) != 1)
-			ksft_exit_fail_msg("LUF_BREAK=%s: luf_race has broken mode %d only\n",
-					   b, RACE_BREAK);
-		g_break = RACE_BREAK;
-	}
-	g_keep = k && !strcmp(k, "1");
-	/* listing or help needs neither root nor the module */
-	if (argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h")))
-		why = NULL;
-	if (why)
-		ksft_exit_skip("%s\n", why);
-	return test_harness_run(argc, argv);
-}
+LUF_MAIN(LUF_NEED_MODULE)

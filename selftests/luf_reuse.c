@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * luf_reuse: a page a stale translation may still reach is never reused (I1)
- * (the oracles, readers and broken modes: correct.h).
+ * (the oracles, readers and broken modes: oracle.h).
  *
  *  reuse.<ext4|ext4_migrate|tmpfs_migrate|xfs_large|xfs_large_migrate|
  *	tmpfs_huge_migrate|ext4_demote>.release_then_alloc
@@ -52,7 +52,7 @@
  *     freeing them: reclaim unmaps them (deferred), fails in
  *     __remove_mapping() on the extra reference and puts them back on the
  *     LRU, still in ext4's page cache.
- *  2. The readers pause off the mapping (rd_pause()).
+ *  2. The readers pause off the mapping (luf_rd_pause()).
  *  3. madvise(MADV_COLD) of a dummy mapping drains CPU 0's LRU batches,
  *     where the putback left a reference of its own: a page is stolen only
  *     when the page cache and the pipe hold the only two.  The dummy page
@@ -98,7 +98,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "correct.h"
+#include "oracle.h"
 
 FIXTURE(reuse) {
 	struct oracle o;
@@ -153,7 +153,7 @@ FIXTURE_TEARDOWN(reuse)
 {
 	reuse_release(self);
 	demote_end();
-	module_done();
+	luf_module_done();
 }
 
 static void reuse_once(struct __test_metadata *_metadata,
@@ -162,7 +162,7 @@ static void reuse_once(struct __test_metadata *_metadata,
 {
 	const char *knob = variant->how == BY_PAGEOUT ? KNOB(enabled) : KNOB(migrc_enabled);
 	bool pmd = !strcmp(variant->dir, LUF_THP_DIR);
-	bool unheld = g_break == BRK_FILTER;
+	bool unheld = luf_env()->brk == BRK_FILTER;
 	unsigned int gen = first_gen();
 	struct luf_ev e0, e1, e2;
 	int ret, mfd = -1;
@@ -603,7 +603,7 @@ static void steal_close(int *fd)
 
 /*
  * The readers of this test: rd_fn() in RD_CONTENT mode with old_gen ==
- * new_gen (every word must be generation G), paused (rd_pause()) while the
+ * new_gen (every word must be generation G), paused (luf_rd_pause()) while the
  * pages are stolen: a reader that read on would fault right after the
  * module's flush at the first steal and map the ext4 pages that are still
  * in its page cache, and a mapped page is never stolen (__remove_mapping()
@@ -622,9 +622,10 @@ static void steal_release(FIXTURE_DATA(steal) *self)
 	struct steal_fs *d = self->d;
 	size_t size = self->o.f.size;
 
-	if (self->o.rd)
-		rd_resume(self->o.rd);
-	rd_stop(self->o.rd);
+	if (self->o.rd) {
+		luf_rd_resume(&self->o.rd->rd);
+		luf_rd_stop(&self->o.rd->rd);
+	}
 	if (self->fuse_map)
 		munmap(self->fuse_map, size);
 	self->fuse_map = NULL;
@@ -687,7 +688,7 @@ FIXTURE_TEARDOWN(steal)
 	steal_release(self);
 	if (self->mkdir_done)
 		rmdir(self->mnt);
-	module_done();
+	luf_module_done();
 }
 
 /* Mount the FUSE file system, start its daemon, open its file */
@@ -776,7 +777,7 @@ static void steal_try(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, rd);
 	rd->mode = RD_CONTENT;
 	rd->old_gen = rd->new_gen = gen;
-	ret = rd_start(rd, self->o.map, words);
+	ret = luf_rd_start(&rd->rd, self->o.map, words, NULL, NREADERS);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 	/* the readers mapped every page */
 	ret = luf_pagemap_pfns(self->o.map, NPAGES, pfn_ext4);
@@ -787,14 +788,14 @@ static void steal_try(struct __test_metadata *_metadata,
 
 	make_deferred(_metadata, BY_PAGEOUT, self->o.map, size, &e0, &e1,
 		      false);
-	ret = rd_pause(rd);
+	ret = luf_rd_pause(&rd->rd);
 	ASSERT_EQ(0, ret) TH_LOG("pausing the readers: %s", strerror(-ret));
 	/* the putback's LRU batch reference would fail every steal */
 	ASSERT_EQ(0, madvise(drain, ps, MADV_COLD));
 	nread = pread(self->file_fd, self->rbuf, size, 0);
 	rerr = nread < 0 ? errno : 0;
 	/* back to the pages they may still have stale entries to */
-	rd_resume(rd);
+	luf_rd_resume(&rd->rd);
 	nwritten = pwrite(self->file_fd, self->wbuf, size, 0);
 	werr = nwritten < 0 ? errno : 0;
 	oracle_check(_metadata, rd, &e0, &e1, &e2, "after the FUSE write", s);
@@ -852,14 +853,14 @@ static void steal_once(struct __test_metadata *_metadata,
 	 */
 	do {
 		steal_try(_metadata, self, s, &stolen);
-	} while (!g_break && !stolen && !s->stale && !s->corrupt &&
+	} while (!luf_env()->brk && !stolen && !s->stale && !s->corrupt &&
 		 !s->bad_fault && ++tries < LUF_TRIES);
 	/*
 	 * A broken run's attempt without a steal just catches nothing
 	 * (RUN_ATTEMPTS makes another): G+1 read through the ext4 mapping
 	 * can only come from a stolen page.
 	 */
-	if (!g_break)
+	if (!luf_env()->brk)
 		ASSERT_LT(0U, stolen)
 			TH_LOG("no page moved from ext4 to the FUSE file: the test would prove nothing");
 }
@@ -973,7 +974,7 @@ FIXTURE_TEARDOWN(split)
 	if (g_cg[0])
 		memcg_destroy(g_cg);
 	g_cg[0] = '\0';
-	module_done();
+	luf_module_done();
 }
 
 /* Page flags of @pfn from /proc/kpageflags; 0 or -errno */
@@ -1057,14 +1058,14 @@ static void split_once(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, rd);
 	rd->mode = RD_CONTENT;
 	rd->old_gen = rd->new_gen = gen;
-	ret = rd_start(rd, self->o.map, size / 8);
+	ret = luf_rd_start(&rd->rd, self->o.map, size / 8, NULL, NREADERS);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 	ret = luf_pagemap_pfns(self->o.map, NPAGES, pfns);
 	ASSERT_EQ(0, ret) TH_LOG("pagemap: %s", strerror(-ret));
 	ASSERT_EQ(0, kpageflags(pfns[0], &head_fl));
 	make_deferred(_metadata, BY_PAGEOUT, self->o.map, size, &e0, &e1,
 		      false);
-	ret = rd_pause(rd);
+	ret = luf_rd_pause(&rd->rd);
 	ASSERT_EQ(0, ret) TH_LOG("pausing the readers: %s", strerror(-ret));
 	close(self->hold[0]);
 	close(self->hold[1]);
@@ -1113,7 +1114,7 @@ static void split_once(struct __test_metadata *_metadata,
 	for (off = 0; off < fill_len; off += chunk)
 		if (pwrite(self->mfd, p, chunk, off) != (ssize_t)chunk)
 			break;
-	rd_resume(rd);
+	luf_rd_resume(&rd->rd);
 	oracle_check(_metadata, rd, &e0, &e1, &e2, "after reclaim and reuse", s);
 	ASSERT_EQ(fill_len, off) TH_LOG("fill: %s", strerror(errno));
 	ASSERT_NE((uint64_t)0, head_fl & (1ULL << KPF_COMPOUND_HEAD))
@@ -1122,7 +1123,7 @@ static void split_once(struct __test_metadata *_metadata,
 		TH_LOG("%u pages not split as asked: the folio was not split", compound);
 	ASSERT_EQ((size_t)0, left)
 		TH_LOG("%zu pages of the split folio stayed in the page cache", left);
-	if (!g_break)
+	if (!luf_env()->brk)
 		ASSERT_LE((uint64_t)NPAGES, e3.held - e1.held)
 			TH_LOG("only %" PRIu64 " pages held after the pieces were freed",
 			       e3.held - e1.held);
@@ -1135,6 +1136,4 @@ TEST_F_TIMEOUT(split, split_then_reclaim, 300)
 	RUN_ATTEMPTS(split_once, "reader read a reused piece of a split folio");
 }
 
-static const char *const wrap_tests[] = { "-f", "reuse", NULL };
-
-LUF_CORRECT_MAIN(wrap_tests, NULL)
+LUF_MAIN(LUF_NEED_MODULE | LUF_QUIET)

@@ -33,7 +33,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "luf_harness.h"
+#include "luf_test.h"
 
 #define NR_WL 2
 
@@ -147,13 +147,6 @@ static uint64_t memfree_settled(struct __test_metadata *_metadata)
 	return v[1];
 }
 
-static unsigned int env_uint(const char *name, unsigned int dflt)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? (unsigned int)strtoul(s, NULL, 10) : dflt;
-}
-
 /* Start workload @kind in a child: initiator on @init_cpu, readers on @rd. */
 static pid_t spawn(FIXTURE_DATA(stress) *self, enum luf_wl kind, int init_cpu,
 		   const int *rd, int nrd)
@@ -163,7 +156,7 @@ static pid_t spawn(FIXTURE_DATA(stress) *self, enum luf_wl kind, int init_cpu,
 	pid_t pid;
 
 	luf_run_opts_default(&o, kind);
-	o.size = (size_t)env_uint("LUF_STRESS_SIZE_MB", 8) << 20;
+	o.size = (size_t)luf_env()->stress_size_mb << 20;
 	o.initiator_cpu = init_cpu;
 	o.nr_readers = nrd;
 	for (i = 0; i < nrd; i++)
@@ -180,8 +173,8 @@ static pid_t spawn(FIXTURE_DATA(stress) *self, enum luf_wl kind, int init_cpu,
 	 * Readers that sleep stay in the mm's cpumask, so reclaim and
 	 * migration still batch their flushes.
 	 */
-	o.round_pause_ms = env_uint("LUF_STRESS_ROUND_PAUSE_MS", 2000);
-	o.reader_pause_us = env_uint("LUF_STRESS_READER_PAUSE_US", 2000);
+	o.round_pause_ms = luf_env()->stress_round_pause_ms;
+	o.reader_pause_us = luf_env()->stress_reader_pause_us;
 
 	pid = fork();
 	if (pid == 0) {
@@ -201,15 +194,14 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 {
 	int cycles, i, ret, ncpu = nr_cpus(), nwc, status[NR_WL] = { 0 };
 	uint64_t free_before, free_after, diff, seen_reclaim = 0, seen_migrate = 0;
-	uint64_t seen_deferred = 0, deferred;
+	uint64_t seen_deferred = 0, deferred, v;
 	int wc[3], rd[3];
-	struct luf_counters c;
 	bool migrate;
 	double t0, t_load = 0, t_unload = 0;
 	unsigned int deadline;
 
-	cycles = env_uint("LUF_STRESS_CYCLES", 100);
-	deadline = env_uint("LUF_STRESS_DEADLINE_S", 540);
+	cycles = luf_env()->stress_cycles;
+	deadline = luf_env()->stress_deadline_s;
 	migrate = path_exists(LUF_TMP_DIR) && numa_node_has_memory(0) &&
 		  numa_node_has_memory(1);
 	if (!migrate)
@@ -262,9 +254,10 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 			ASSERT_EQ(0, luf_knob_write(KNOB(observe), "1"));
 		}
 		luf_msleep(20);
-		ASSERT_EQ(0, luf_counters_read(&c));
-		seen_reclaim += c.reclaim.unmaps;
-		seen_migrate += c.migrate.unmaps;
+		ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, unmaps), &v));
+		seen_reclaim += v;
+		ASSERT_EQ(0, luf_counter_read(CTR_PATH(migrate, unmaps), &v));
+		seen_migrate += v;
 		if (!luf_counter_read(CTR(deferred_folios), &deferred))
 			seen_deferred += deferred;
 		t1 = luf_now();
@@ -321,4 +314,4 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 		TH_LOG("free memory moved by %" PRIu64 " kB (more than 1%%)", diff);
 }
 
-LUF_TEST_MAIN(true)
+LUF_MAIN(LUF_NEED_MODULE)

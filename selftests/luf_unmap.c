@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * luf_unmap: munmap and mprotect keep their stock semantics (I3)
- * (the oracles, readers and broken modes: correct.h).
+ * (the oracles, readers and broken modes: oracle.h).
  *
  *  unmap.<mprotect|munmap>[_xfs_large][_migrate].access_faults (I3)
  *	after the deferral (reclaim, or MIGRC for _migrate),
@@ -33,7 +33,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "correct.h"
+#include "oracle.h"
 
 FIXTURE(unmap) {
 	struct oracle o;
@@ -76,7 +76,7 @@ FIXTURE_SETUP(unmap)
 FIXTURE_TEARDOWN(unmap)
 {
 	oracle_release(&self->o);
-	module_done();
+	luf_module_done();
 }
 
 TEST_F_TIMEOUT(unmap, access_faults, 180)
@@ -125,4 +125,4 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 
 /* ---- d. write upgrade (COW of a never-written private mapping) ----- */
 
-LUF_CORRECT_MAIN(NULL, NULL)
+LUF_MAIN(LUF_NEED_MODULE | LUF_QUIET)

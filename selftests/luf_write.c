@@ -2,7 +2,7 @@
 /*
  * luf_write: no write becomes visible while a deferred read-only
  * translation to the old copy may exist (I2)
- * (the oracles, readers and broken modes: correct.h).
+ * (the oracles, readers and broken modes: oracle.h).
  *
  *  write.<fs>_<op>[_migrate].reclaim_then_write (I2), fs in ext4, xfs,
  *	xfs_large (the file is one 16-page folio), tmpfs (page-out
@@ -49,7 +49,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "correct.h"
+#include "oracle.h"
 
 enum wop {
 	OP_PWRITE, OP_PWRITEV, OP_SPLICE,
@@ -185,7 +185,7 @@ FIXTURE_TEARDOWN(write)
 {
 	write_release(self);
 	swap_off(_metadata, &self->swapon);
-	module_done();
+	luf_module_done();
 }
 
 /* Write all of @buf (@len bytes) into the pipe */
@@ -402,7 +402,7 @@ FIXTURE_SETUP(cow)
 FIXTURE_TEARDOWN(cow)
 {
 	oracle_release(&self->o);
-	module_done();
+	luf_module_done();
 }
 
 static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
@@ -504,9 +504,10 @@ static void swapin_release(FIXTURE_DATA(swapin) *self)
 		close(self->gate[1]);
 	}
 	self->gate[0] = self->gate[1] = -1;
-	rd_stop(self->o.rd);
-	if (self->o.rd)
+	if (self->o.rd) {
+		luf_rd_stop(&self->o.rd->rd);
 		munmap(self->o.rd, sizeof(*self->o.rd));
+	}
 	self->o.rd = NULL;
 	if (self->o.map)
 		munmap(self->o.map, NPAGES * ps);
@@ -517,7 +518,7 @@ FIXTURE_TEARDOWN(swapin)
 {
 	swapin_release(self);
 	swap_off(_metadata, &self->swapon);
-	module_done();
+	luf_module_done();
 }
 
 /*
@@ -644,7 +645,7 @@ static bool lazyfree_once(struct __test_metadata *_metadata,
 	self->o.rd->mode = RD_CONTENT;
 	self->o.rd->old_gen = gen;
 	self->o.rd->new_gen = gen + 1;
-	ret = rd_start(self->o.rd, self->o.map, words);
+	ret = luf_rd_start(&self->o.rd->rd, self->o.map, words, NULL, NREADERS);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 	ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, ro_folios), &ro0));
 	ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, deferred), &d0));
@@ -679,6 +680,4 @@ TEST_F_TIMEOUT(swapin, lazyfree_not_deferred, 300)
 	     ro, try);
 }
 
-static const char *const wrap_tests[] = { "-f", "swapin", NULL };
-
-LUF_CORRECT_MAIN(wrap_tests, NULL)
+LUF_MAIN(LUF_NEED_MODULE | LUF_QUIET)

@@ -5,19 +5,19 @@
 #
 # Runs the kselftest install of selftests/ ($LUF_DIR/kselftest, made by
 # scripts/selftests.sh with the kernel tree's `make -C tools/testing/selftests
-# TARGETS=luf install`) with its own run_kselftest.sh:
-#   run_kselftest.sh -c luf       everything (KUnit is luf_kunit.sh)
+# TARGETS=luf install`):
+#   run_kselftest.sh -c luf       everything (luf/run_luf.sh, every category
+#                                 but keep)
 # lufvm.order=mt on the kernel command line (LUF_ORDER; the multi-threaded
-# TCG pass of make check) runs only the correctness programs and luf_race,
-# with LUF_KEEP_MODULE=1: luf.ko is loaded once, with allow_unsafe=1 (it
-# permits debug_break, which stays 0 until the end), and never unloaded
-# under load; last, luf_break.sh runs broken mode 6 (the race of luf_race)
-# once more, on vCPUs that really run in parallel.
-# lufvm.tests=PROG,PROG,... (LUF_APPEND of qemu.sh, for iterating on a
-# few programs) runs only those, in that order, and no peer suite;
-# lufvm.break_modes=N,N,... has luf_break.sh run only those modes.
-# lufvm.test_timeout=SECS overrides the per-program timeout of
-# selftests/settings.  Then (not with lufvm.order) the peer suites,
+# TCG pass of make check) runs run_luf.sh -t keep instead: luf.ko is loaded
+# once, with allow_unsafe=1 (it permits debug_break, which stays 0 until
+# broken mode 6 runs last), and never unloaded under load.
+# lufvm.tests=NAME,NAME,... (LUF_APPEND of qemu.sh, for iterating on a
+# few programs) has run_luf.sh run only those categories or programs, in
+# that order, and no peer suite; lufvm.break_modes=N,N,... has its break
+# category run only those modes.  lufvm.test_timeout=SECS overrides the
+# per-program timeout (LUF_TEST_TIMEOUT of run_luf.sh, 1800 s).  Then (not
+# with lufvm.order) the peer suites,
 # /luf/peer.sh, if scripts/peer.sh built them: lufvm.peer=0 leaves them
 # out, lufvm.peer=only runs nothing else.  Then dmesg, LUF-DONE, poweroff.
 #
@@ -84,25 +84,24 @@ run() {
 		return
 	fi
 	tmo=$(cmdline_get lufvm.test_timeout "")
+	[ -n "$tmo" ] && export LUF_TEST_TIMEOUT="$tmo"
 	only=$(cmdline_get lufvm.tests "")
 	modes=$(cmdline_get lufvm.break_modes "")
+	if [ -n "$modes" ]; then
+		LUF_BREAK_MODES=$(echo "$modes" | tr ',' ' ')
+		export LUF_BREAK_MODES
+	fi
 	case ${LUF_ORDER:-} in
 	'')
-		[ -n "$modes" ] && export LUF_BREAK_MODES="$(echo "$modes" | tr ',' ' ')"
 		if [ -n "$only" ]; then
-			# shellcheck disable=SC2046 # one -t per comma-separated name
-			"$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} \
-				$(echo "$only" | tr ',' '\n' | sed 's/^/-t luf:/')
+			"$KSFT/luf/run_luf.sh" -t "$(echo "$only" | tr ',' ' ')"
 		else
-			"$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} -c luf
+			"$KSFT/run_kselftest.sh" -c luf
 		fi ;;
 	mt|order-mt)
 		grep -q '^luf ' /proc/modules || insmod "$LUF_KO" allow_unsafe=1 ||
 			echo "# run-tests: insmod $LUF_KO allow_unsafe=1 failed"
-		LUF_KEEP_MODULE=1 LUF_BREAK_MODES=6 "$KSFT/run_kselftest.sh" ${tmo:+-o "$tmo"} \
-			-t luf:luf_reuse -t luf:luf_write -t luf:luf_unmap \
-			-t luf:luf_fault -t luf:luf_nofault -t luf:luf_lifecycle \
-			-t luf:luf_race -t luf:luf_break.sh ;;
+		"$KSFT/luf/run_luf.sh" -t keep ;;
 	*)
 		echo "not ok 1 selftests: luf: lufvm.order=$LUF_ORDER: want mt" ;;
 	esac

@@ -1,33 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kselftest_harness.h for the luf tests, which are built with
- * -Wall -Wextra: the 6.12 harness has an unused signal handler
- * parameter (-Wunused-parameter).
+ * What every luf test program includes: kselftest_harness.h (built with
+ * -Wall -Wextra: the 6.12 harness has an unused signal handler parameter),
+ * libluf, the asserting helpers of the workload tests, and the one main().
  *
- * Its TEST_F() wrapper tells the test process from its parent by the
- * fork() result, which a failed ASSERT's longjmp() leaves indeterminate;
- * the harness the tests are built against carries the fix,
- * selftests/patches/0001-selftests-harness-run-the-teardown-in-the-test-proce.patch
+ * The harness's TEST_F() wrapper tells the test process from its parent
+ * by the fork() result, which a failed ASSERT's longjmp() leaves
+ * indeterminate; the harness the tests are built against carries the fix,
+ * patches/0001-selftests-harness-run-the-teardown-in-the-test-proce.patch
  * (applied by scripts/selftests.sh, ready to send to kselftest).
  * -Wclobbered stays off for what else the wrapper keeps across setjmp().
  */
-#ifndef LUF_HARNESS_H
-#define LUF_HARNESS_H
-
-/*
- * LUF_HARNESS_LIB: a file that uses the assertion macros for the tests of
- * another file of the same program but defines and runs no test itself
- * (correct.c).  The harness is written for one file per program: its
- * runner's few external symbols get other names there, and its static
- * test list stays empty and unused.
- */
-#ifdef LUF_HARNESS_LIB
-#define __active_test		luf_lib__active_test
-#define __wait_for_test		luf_lib__wait_for_test
-#define __run_test		luf_lib__run_test
-#define _fixture_global		luf_lib__fixture_global
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
+#ifndef LUF_TEST_H
+#define LUF_TEST_H
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -127,19 +112,63 @@ static inline void luf_assert_remote_flushes(struct __test_metadata *_metadata,
 		TH_LOG("no remote TLB flush: are the readers running?");
 }
 
-/* Standard main() for the luf tests: skip the binary when it cannot run. */
-#define LUF_TEST_MAIN(need_module)					\
+/* The page size, set by main() */
+static size_t ps __attribute__((unused));
+
+/*
+ * In a broken run (LUF_BREAK), is this a test that must catch the mode:
+ * one of mode @brk (the tests of mode REUSE catch mode FILTER too)?
+ */
+static inline bool luf_brk_mine(int brk)
+{
+	int b = luf_env()->brk;
+
+	return !b || b == brk || (b == BRK_FILTER && brk == BRK_REUSE);
+}
+
+/* SKIP a test that does not catch the broken mode of this run */
+#define LUF_BREAK_SKIP(mode) do {					\
+	if (!luf_brk_mine(mode))					\
+		SKIP(return, "not a test of broken mode %d", luf_env()->brk); \
+} while (0)
+
+/* luf_main() flags */
+#define LUF_NEED_MODULE	1	/* skip the program without luf.ko */
+#define LUF_QUIET	2	/* luf_quiet_cpus() for quiet reader CPUs */
+
+/*
+ * main() of every luf test program: a bad LUF_* variable fails it, and
+ * it skips when it cannot run here (a broken run fails instead: the mode
+ * would go untested).  With LUF_KEEP_MODULE=1 luf.ko is loaded before
+ * anything runs on the other CPUs (see testing.rst).
+ */
+static inline int luf_main(int argc, char **argv, unsigned int flags)
+{
+	const struct luf_env *e = luf_env();
+	const char *why;
+
+	ps = luf_page_size();
+	if (e->err[0])
+		ksft_exit_fail_msg("%s\n", e->err);
+	/* listing or help needs neither root nor the module */
+	if (argc > 1 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-h")))
+		return test_harness_run(argc, argv);
+	why = luf_skip_reason(flags & LUF_NEED_MODULE);
+	if (why && e->brk)
+		ksft_exit_fail_msg("broken mode %d cannot run: %s\n", e->brk, why);
+	if (why)
+		ksft_exit_skip("%s\n", why);
+	if (e->keep && (flags & LUF_NEED_MODULE) && !luf_is_loaded() && luf_load(""))
+		ksft_exit_fail_msg("loading %s failed\n", luf_ko_path());
+	if (flags & LUF_QUIET)
+		luf_quiet_cpus();
+	return test_harness_run(argc, argv);
+}
+
+#define LUF_MAIN(flags)							\
 	int main(int argc, char **argv)					\
 	{								\
-		const char *why = luf_skip_reason(need_module);		\
-									\
-		/* listing or help needs neither root nor the module */	\
-		if (argc > 1 && (!strcmp(argv[1], "-l") ||		\
-				 !strcmp(argv[1], "-h")))		\
-			why = NULL;					\
-		if (why)						\
-			ksft_exit_skip("%s\n", why);			\
-		return test_harness_run(argc, argv);			\
+		return luf_main(argc, argv, flags);			\
 	}
 
-#endif /* LUF_HARNESS_H */
+#endif /* LUF_TEST_H */
