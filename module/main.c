@@ -157,6 +157,7 @@ static void luf_settle(enum luf_cause cause)
 static bool luf_hook_unmap_done(struct folio *folio,
 				struct tlbflush_unmap_batch *ro)
 {
+	unsigned long max_pages;
 	unsigned int left_out;
 
 	if (luf_knob(observe))
@@ -178,8 +179,15 @@ static bool luf_hook_unmap_done(struct folio *folio,
 		return false;
 	/* read before the batch moves into the table */
 	left_out = luf_arch_pages_left_out(ro);
-	if (!luf_batch_defer(folio, ro, luf_max_pending_pages())) {
-		luf_kick(LUF_CAUSE_THRESHOLD);
+	max_pages = luf_max_pending_pages();
+	if (!luf_batch_defer(folio, ro, max_pages)) {
+		/*
+		 * Releasing everything makes room, unless the folio alone is
+		 * beyond the bound: then it would only flush what others
+		 * deferred, at every such unmap.
+		 */
+		if (folio_nr_pages(folio) <= max_pages)
+			luf_kick(LUF_CAUSE_THRESHOLD);
 		return false;
 	}
 	luf_count_deferred(folio, ro->luf_ctx, ro->luf_reason);

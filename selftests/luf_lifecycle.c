@@ -17,6 +17,10 @@
  *	max_pending_kb=512 and a memcg reclaim workload that defers more
  *	than four times that: held_pages_peak never passes 512 KiB, and the
  *	threshold release ran.
+ *  lifecycle.folio_beyond_bound (I5, memory)
+ *	max_pending_kb=32: an ext4 page is deferred, then a 64 KiB XFS folio
+ *	is unmapped read-only; it is not deferred, and no threshold release
+ *	flushes the ext4 page on its account.
  *  lifecycle.aging_flushes (page aging)
  *	aging_pct=25 and the memcg reclaim workload, timer and bound out of
  *	the way: on x86 the deferred flushes are done every 25% of the memcg
@@ -313,6 +317,64 @@ TEST_F_TIMEOUT(lifecycle, held_bounded, 240)
 	ASSERT_GT(peak, (uint64_t)0) TH_LOG("nothing was ever held");
 	ASSERT_LE(peak, max_pages) TH_LOG("held more than max_pending_kb");
 	ASSERT_GT(forced, (uint64_t)0) TH_LOG("no threshold release");
+}
+
+/*
+ * A folio that alone is beyond max_pending_kb is not deferred, and is no
+ * reason to release what others deferred: with max_pending_kb at 32 KiB,
+ * an ext4 page is deferred, then a 64 KiB XFS folio is unmapped read-only
+ * and flushed as usual, and the ext4 page stays deferred (no threshold
+ * release).
+ */
+TEST_F_TIMEOUT(lifecycle, folio_beyond_bound, 120)
+{
+	struct luf_file small = { .fd = -1 }, big = { .fd = -1 };
+	uint64_t large0, large1, forced0, forced1;
+	const unsigned int gen = first_gen();
+	struct luf_ev e0, e1, e2;
+	struct rd_ctl *rd;
+	char *m_small, *m_big;
+	size_t i;
+
+	REQUIRE_DIR(LUF_XFS_DIR);
+	ASSERT_EQ(0, luf_module_fresh(""));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_pending_kb), "32"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
+	g_large = false;
+	ASSERT_EQ(0, tfile_create(&small, LUF_EXT4_DIR, "small", 1, gen));
+	g_large = true;
+	ASSERT_EQ(0, tfile_create(&big, LUF_XFS_DIR, "big", NPAGES, gen));
+	g_large = false;
+	m_small = map_file(&small, PROT_READ, MAP_SHARED);
+	m_big = map_file(&big, PROT_READ, MAP_SHARED);
+	ASSERT_TRUE(m_small && m_big);
+	for (i = 0; i < big.size; i += ps)
+		ASSERT_EQ(word(i / 8, gen), *(volatile uint64_t *)(m_big + i));
+	rd = rd_alloc();
+	ASSERT_NE(NULL, rd);
+	rd->old_gen = gen;
+	rd->new_gen = gen;
+	prefault_all();
+	open_window(_metadata, rd, m_small, ps, BY_PAGEOUT, &e0, &e1, false);
+	ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, ro_large_folios), &large0));
+	ASSERT_EQ(0, luf_counter_read(CTR_FORCED(threshold), &forced0));
+	ASSERT_EQ(0, madvise(m_big, big.size, MADV_PAGEOUT));
+	ASSERT_EQ(0, luf_counter_read(CTR_PATH(reclaim, ro_large_folios), &large1));
+	ASSERT_EQ(0, luf_counter_read(CTR_FORCED(threshold), &forced1));
+	ASSERT_EQ(0, luf_ev_read(&e2));
+	luf_rd_stop(&rd->rd);
+	munmap(rd, sizeof(*rd));
+	ev_report(&e0, &e1, &e2, "after the XFS page-out");
+	ASSERT_GT(large1, large0) TH_LOG("the XFS folio was not unmapped read-only, whole");
+	ASSERT_EQ(e1.deferred, e2.deferred) TH_LOG("a folio beyond max_pending_kb was deferred");
+	ASSERT_EQ(forced0, forced1)
+		TH_LOG("a folio that can never fit released what others deferred");
+	ASSERT_TRUE(e2.held > 0 || e2.pending > 0) TH_LOG("the ext4 page is no longer deferred");
+	munmap(m_small, small.size);
+	munmap(m_big, big.size);
+	luf_file_destroy(&small);
+	luf_file_destroy(&big);
 }
 
 /*
