@@ -27,7 +27,7 @@
  *	kiocb_invalidate_post_direct_write() flushes (brk 2).  The writer
  *	is another process: its faults and UFFDIO_COPY reach write_fault,
  *	which flushes the writer's mm, not ours.
- *  uffdwp.<tmpfs_mprotect|tmpfs_migrate>.write_after_unregister (I2)
+ *  uffdwp.<tmpfs_mprotect|tmpfs_migrate|tmpfs_huge_migrate>.write_after_unregister (I2)
  *	A child maps the tmpfs file MAP_SHARED PROT_READ|PROT_WRITE with
  *	uffd-wp registered (write notification: vm_page_prot read-only),
  *	reads every page (read-only PTEs) and unregisters: vm_page_prot is
@@ -39,7 +39,9 @@
  *	tmpfs_migrate: move_pages(2) defers the flush of the pages (every
  *	PTE read-only) and remove_migration_pte() maps the child's copies
  *	writable from vm_page_prot: only the write_fault hook there flushes,
- *	at once.  Then the child writes G+1 without a fault (brk 3 both);
+ *	at once; tmpfs_huge_migrate: the same with the file as one PMD-sized
+ *	folio of the huge=always tmpfs.  Then the child writes G+1 without a
+ *	fault (brk 3 all);
  *	its own flushes reach its mm, not ours.
  *
  * Oracle as for write (uffdmove: the new content is zero).
@@ -567,6 +569,7 @@ FIXTURE(uffdwp) {
 FIXTURE_VARIANT(uffdwp) {
 	int brk;
 	enum how how;
+	const char *dir;
 };
 
 /*
@@ -582,8 +585,16 @@ FIXTURE_VARIANT(uffdwp) {
  * violation shows at once.  The normal-mode assertions (the deferral was
  * made, the hook forced the flush) run on both.
  */
-FIXTURE_VARIANT_ADD(uffdwp, tmpfs_mprotect) { .brk = BRK_X86(BRK_FAULT), .how = BY_PAGEOUT };
-FIXTURE_VARIANT_ADD(uffdwp, tmpfs_migrate) { .brk = BRK_X86(BRK_FAULT), .how = BY_MIGRATION };
+FIXTURE_VARIANT_ADD(uffdwp, tmpfs_mprotect) {
+	.brk = BRK_X86(BRK_FAULT), .how = BY_PAGEOUT, .dir = LUF_TMP_DIR,
+};
+FIXTURE_VARIANT_ADD(uffdwp, tmpfs_migrate) {
+	.brk = BRK_X86(BRK_FAULT), .how = BY_MIGRATION, .dir = LUF_TMP_DIR,
+};
+/* the file is one PMD-sized folio of the huge=always tmpfs */
+FIXTURE_VARIANT_ADD(uffdwp, tmpfs_huge_migrate) {
+	.brk = BRK_X86(BRK_FAULT), .how = BY_MIGRATION, .dir = LUF_THP_DIR,
+};
 
 static void uffdwp_release(FIXTURE_DATA(uffdwp) *self)
 {
@@ -595,7 +606,8 @@ FIXTURE_SETUP(uffdwp)
 {
 	child_init(&self->c);
 	self->swapon = false;
-	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, variant->how);
+	g_large = !strcmp(variant->dir, LUF_THP_DIR);
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 	if (_metadata->exit_code)
 		return;
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
@@ -726,7 +738,7 @@ static void uffdwp_once(struct __test_metadata *_metadata,
 	struct rd_ctl *rd;
 	uint64_t v = 0;
 
-	child_file(_metadata, &self->o, LUF_TMP_DIR, "uffdwp", gen);
+	child_file(_metadata, &self->o, variant->dir, "uffdwp", gen);
 	err = child_start(&self->c, &go, &st);
 	ASSERT_LE(0, err) TH_LOG("fork: %s", strerror(-err));
 	if (!err)

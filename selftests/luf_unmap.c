@@ -3,12 +3,14 @@
  * luf_unmap: munmap and mprotect keep their stock semantics (I3)
  * (the oracles, readers and broken modes: oracle.h).
  *
- *  unmap.<mprotect|munmap>[_xfs_large][_migrate].access_faults (I3)
+ *  unmap.<mprotect|munmap>[_xfs_large|_tmpfs_huge][_migrate].access_faults (I3)
  *	after the deferral (reclaim, or MIGRC for _migrate),
  *	mprotect(PROT_NONE) of the whole mapping, or
  *	munmap of pages 4-11 in the middle of it (so its page table stays),
  *	then a signal to the readers.  _xfs_large: the file is one 16-page
- *	XFS folio, so munmap takes the middle of a large folio.  Oracle: every access to that range
+ *	XFS folio, so munmap takes the middle of a large folio;
+ *	_tmpfs_huge: one PMD-sized folio of the huge=always tmpfs, mapped by
+ *	PTEs.  Oracle: every access to that range
  *	after the signal faults (SIGSEGV, caught with sigsetjmp/siglongjmp); a
  *	successful read means a stale translation.  The flush here is the
  *	core's (flush_tlb_batched_pending() per mm), not the module's, so
@@ -49,7 +51,8 @@ FIXTURE_VARIANT(unmap) {
 	int brk;
 	bool munmap;
 	enum how how;
-	bool large;		/* one 16-page XFS folio, not ext4's order 0 */
+	bool large;		/* one large folio, not ext4's order 0 */
+	const char *dir;	/* with .large: tmpfs huge=always, else XFS */
 };
 
 FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
@@ -60,9 +63,18 @@ FIXTURE_VARIANT_ADD(unmap, munmap_xfs_large) { .brk = 0, .munmap = true, .large 
 FIXTURE_VARIANT_ADD(unmap, mprotect_xfs_large_migrate) {
 	.brk = 0, .munmap = false, .how = BY_MIGRATION, .large = true,
 };
+/* a PMD-sized folio, mapped by PTEs */
+FIXTURE_VARIANT_ADD(unmap, munmap_tmpfs_huge_migrate) {
+	.brk = 0, .munmap = true, .how = BY_MIGRATION, .large = true, .dir = LUF_THP_DIR,
+};
+FIXTURE_VARIANT_ADD(unmap, mprotect_tmpfs_huge_migrate) {
+	.brk = 0, .munmap = false, .how = BY_MIGRATION, .large = true, .dir = LUF_THP_DIR,
+};
 
 static const char *unmap_dir(const FIXTURE_VARIANT(unmap) *variant)
 {
+	if (variant->dir)
+		return variant->dir;
 	return variant->large ? LUF_XFS_DIR : LUF_EXT4_DIR;
 }
 

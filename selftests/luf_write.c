@@ -14,8 +14,9 @@
  *	ftruncate into the last page and back), then publishes.  Oracle: a
  *	reader that has seen the publication never reads old content again,
  *	and no reader ever reads a word that is neither old nor new content.
- *  cow.<ext4|xfs|ext4_migrate|ext4_shared|ext4_shared_migrate|
- *	xfs_shared_migrate|ext4_shared_read|xfs_shared_read>.write_upgrade
+ *  cow.<ext4|xfs|xfs_large[_migrate]|ext4_migrate|tmpfs_huge_migrate|
+ *	ext4_shared|ext4_shared_migrate|xfs_shared_migrate|ext4_shared_read|
+ *	xfs_shared_read>.write_upgrade
  *	(I2, write faults)
  *	a MAP_PRIVATE (COW) or MAP_SHARED (*_shared) PROT_READ|PROT_WRITE
  *	file mapping, never written, so its PTEs are read-only; after the
@@ -364,6 +365,10 @@ FIXTURE_VARIANT_ADD(cow, xfs_large_migrate) {
 	.brk = 0, .dir = LUF_XFS_DIR, .how = BY_MIGRATION, .large = true,
 };
 FIXTURE_VARIANT_ADD(cow, ext4_migrate) { .brk = 0, .dir = LUF_EXT4_DIR, .how = BY_MIGRATION };
+/* a PMD-sized folio of the huge=always tmpfs, mapped by PTEs */
+FIXTURE_VARIANT_ADD(cow, tmpfs_huge_migrate) {
+	.brk = 0, .dir = LUF_THP_DIR, .how = BY_MIGRATION, .large = true,
+};
 FIXTURE_VARIANT_ADD(cow, ext4_shared) { .brk = BRK_FAULT, .dir = LUF_EXT4_DIR, .shared = true };
 /*
  * arm64 (not x86): making a present PTE writable and dirty, as the shared
