@@ -481,11 +481,6 @@ static int read_key(const char *path, const char *name, uint64_t *val,
 	return found ? 0 : -ENOENT;
 }
 
-int vmstat_read(const char *name, uint64_t *val)
-{
-	return read_key("/proc/vmstat", name, val, " ");
-}
-
 int meminfo_kb(const char *name, uint64_t *kb)
 {
 	return read_key("/proc/meminfo", name, kb, ":");

@@ -243,8 +243,6 @@ void luf_ev_log(const char *what, const struct luf_ev *e);
 /* ---- system statistics ---------------------------------------------- */
 
 int nr_cpus(void);
-/* /proc/vmstat field; -ENOENT if absent. */
-int vmstat_read(const char *name, uint64_t *val);
 /* /proc/meminfo field in kB; -ENOENT if absent. */
 int meminfo_kb(const char *name, uint64_t *kb);
 /* Pages on the per-CPU free lists (sum of "count:" in /proc/zoneinfo). */

@@ -53,6 +53,7 @@
 # LUF_BREAK_MODES: the modes to run (default: every mode, 4 only on
 # x86_64, where luf_offline has memory to offline).
 cd "$(dirname "$0")" || exit 1
+self=${0##*/}
 
 basic="luf_load luf_knobs luf_counters luf_control luf_gens luf_notifier"
 correct="luf_reuse luf_write luf_unmap luf_fault luf_nofault luf_lifecycle"
@@ -63,7 +64,7 @@ keep_tests="luf_reuse luf_write luf_unmap luf_fault luf_nofault
 all="basic correct offline race stress gen_wrap break kunit"
 
 usage() {
-	sed -n '3,/^cd /s/^# \{0,1\}//p' "$0" | sed '$d'
+	sed -n '3,/^cd /s/^# \{0,1\}//p' "./$self" | sed '$d'
 	exit "$1"
 }
 
@@ -77,7 +78,6 @@ done
 
 n=0
 rc=0
-keep=
 tmp=${TMPDIR:-/tmp}/run_luf.$$
 echo "TAP version 13"
 
@@ -126,10 +126,10 @@ filtered() {
 	done
 }
 
-# brk_prog PROG MODE: PROG with LUF_BREAK=MODE (and $keep), one result
-# per test of MODE; adds to $caught, $rerun, $missed, $untried and $other
+# brk_prog PROG MODE: PROG with LUF_BREAK=MODE, one result per test of
+# MODE; adds to $caught, $rerun, $missed, $untried and $other
 brk_prog() {
-	env $keep LUF_BREAK="$2" "./$1" > "$tmp" 2>&1
+	env LUF_BREAK="$2" "./$1" > "$tmp" 2>&1
 	brc=$?
 	sed "s/^/# $1 break=$2: /" "$tmp"
 	if grep -q '^1\.\.0 # SKIP' "$tmp"; then
@@ -153,7 +153,7 @@ brk_prog() {
 			caught=$((caught + 1))
 			result 1 "$1 break=$2: $t" ;;
 		*)
-			env $keep LUF_BREAK="$2" "./$1" -r "$t" > "$tmp.r" 2>&1
+			env LUF_BREAK="$2" "./$1" -r "$t" > "$tmp.r" 2>&1
 			sed "s/^/# $1 break=$2 rerun $t: /" "$tmp.r"
 			if grep -qx "ok 1 $t" "$tmp.r"; then
 				rerun=$((rerun + 1))
@@ -207,15 +207,18 @@ category() {
 	break)
 		modes="1 2 3 5 6 7"
 		[ "$(uname -m)" = x86_64 ] && modes="$modes 4"
-		run_break "${LUF_BREAK_MODES:-$modes}" ;;
+		run "$1" env LUF_BREAK_MODES="${LUF_BREAK_MODES:-$modes}" \
+			"./$self" -t modes ;;
+	modes)
+		# break's own run: its results nest under "break"
+		run_break "$LUF_BREAK_MODES" ;;
 	kunit)
 		run luf_kunit.sh ./luf_kunit.sh ;;
 	keep)
 		# shellcheck disable=SC2086 # a list of words
 		filtered LUF_KEEP_MODULE=1 $keep_tests
-		keep=LUF_KEEP_MODULE=1
-		run_break 6
-		keep= ;;
+		run "break LUF_KEEP_MODULE=1" env LUF_KEEP_MODULE=1 \
+			LUF_BREAK_MODES=6 "./$self" -t modes ;;
 	luf_*)
 		[ -x "./$1" ] || { result 0 "$1: no such program"; return; }
 		run "$1" "./$1" ;;
