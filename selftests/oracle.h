@@ -851,8 +851,8 @@ static inline void oracle_release(struct oracle *o)
 }
 
 /*
- * FIXTURE_SETUP of an oracle test: luf_prepare(), and SKIP without @dir or
- * what @how needs.
+ * FIXTURE_SETUP of an oracle test: luf_prepare(), and SKIP without @dir
+ * (NULL: none needed) or what @how needs.
  */
 static inline void oracle_setup(struct __test_metadata *_metadata, struct oracle *o,
 				int brk, const char *dir, enum how how)
@@ -863,7 +863,8 @@ static inline void oracle_setup(struct __test_metadata *_metadata, struct oracle
 	luf_prepare(_metadata, brk);
 	if (_metadata->exit_code)
 		return;
-	REQUIRE_DIR(dir);
+	if (dir)
+		REQUIRE_DIR(dir);
 	if (how_skip(how))
 		SKIP(return, "%s", how_skip(how));
 	if (how == BY_DEMOTION) {
