@@ -18,7 +18,8 @@
 #     sqlite3 from Debian, three processes running read-only queries over a
 #     memory-mapped database twice their memcg's memory.max.
 # Environment: LUF_SMP, LUF_BENCH_PAIRS, LUF_BENCH_LIST (comma list of
-# reclaim, reclaim-xfs, migrc, migrc-demote), LUF_BENCH_RECLAIM_ROUNDS (default 24),
+# reclaim, reclaim-xfs, migrc, migrc-mthp, migrc-demote, atomic; default: the
+# guest's list in scripts/guest/bench.sh), LUF_BENCH_RECLAIM_ROUNDS (default 24),
 # LUF_BENCH_MIGRC_ROUNDS (default 4; 2 in a sweep), LUF_BENCH_ATOMIC
 # (S,FREE_MB,BURST of the atomic benchmark), LUF_BENCH_KNOBS (k=v,k=v:
 # other values of /sys/kernel/mm/luf knobs for every run), LUF_TIMEOUT,
@@ -39,7 +40,8 @@ if [ "$nsmp" -gt 1 ]; then
 	[ "$ARCH_TLB_IPIS" = 1 ] || die "LUF_SMP sweep: not on $LUF_ARCH (ARCH_TLB_IPIS=0 in scripts/arch/$LUF_ARCH: no shootdown IPIs to count)"
 else
 	pairs=${LUF_BENCH_PAIRS:-5}
-	list=${LUF_BENCH_LIST:-reclaim,reclaim-xfs,migrc,migrc-demote}
+	# empty: the guest's own list (scripts/guest/bench.sh)
+	list=${LUF_BENCH_LIST:-}
 	mr=${LUF_BENCH_MIGRC_ROUNDS:-4}
 fi
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || die "LUF_BENCH_PAIRS=$pairs: a positive number"
@@ -112,10 +114,10 @@ results=$LUF_OUT/bench.results
 bad=0
 for n in $smps; do
 	logname=bench-smp$n
-	log "benchmarks at $n vCPUs: $list, $pairs off/on pairs (log $LUF_OUT/$logname.log)"
+	log "benchmarks at $n vCPUs: ${list:-the default list}, $pairs off/on pairs (log $LUF_OUT/$logname.log)"
 	LUF_VCPUS=$n LUF_LOG_NAME=$logname LUF_CONSOLE=${LUF_CONSOLE:-progress} \
 		"$LUF_TOP/scripts/qemu.sh" bench "lufvm.bench_pairs=$pairs" \
-		"lufvm.bench_list=$list" "lufvm.bench_reclaim_rounds=$rr" \
+		${list:+"lufvm.bench_list=$list"} "lufvm.bench_reclaim_rounds=$rr" \
 		"lufvm.bench_migrc_rounds=$mr" \
 		${LUF_BENCH_KNOBS:+"lufvm.bench_knobs=$LUF_BENCH_KNOBS"} \
 		${LUF_BENCH_ATOMIC:+"lufvm.bench_atomic=$LUF_BENCH_ATOMIC"} || true

@@ -494,6 +494,8 @@ struct luf_run_opts {
 	size_t migrate_chunk;		/* MIGRATE: pages per move_pages(2), 0: all */
 	/* MIGRATE: bytes of read-only anonymous memory after the file (needs swap) */
 	size_t anon_size;
+	/* MIGRATE: that memory 64 KiB-aligned and without MADV_NOHUGEPAGE (mTHP) */
+	bool anon_mthp;
 	const char *tag;		/* file name tag */
 };
 

@@ -213,16 +213,20 @@ static long migrate_all(struct wl_state *s, int node, size_t chunk,
  * Read-only, clean anonymous memory right after the file mapping, filled
  * with the pattern of its offset from the file's start so that the readers
  * check both as one range: written, made PROT_READ, paged out to swap and
- * read back, which maps each page read-only and clean.
+ * read back, which maps each page read-only and clean.  With @mthp it
+ * starts 64 KiB-aligned and keeps its THP eligibility, so that a 64 KiB
+ * mTHP setting builds it of 64 KiB folios (the swap-in of a synchronous
+ * device allocates them again).
  */
-static int wl_anon_setup(struct wl_state *s, size_t size)
+static int wl_anon_setup(struct wl_state *s, size_t size, bool mthp)
 {
-	size_t ps = luf_page_size(), i;
+	size_t ps = luf_page_size(), al = mthp ? 64 << 10 : ps, i;
+	size_t res = s->f.size + size + al;
 	uint64_t *w;
 	char line[256];
 	int n = 0;
+	char *p, *r;
 	FILE *f;
-	char *p;
 
 	/* the first line of /proc/swaps is a header */
 	f = fopen("/proc/swaps", "re");
@@ -234,10 +238,14 @@ static int wl_anon_setup(struct wl_state *s, size_t size)
 	if (n < 2)
 		return -ENODEV;
 	/* one reserved range: the file mapping moves to its start */
-	p = mmap(NULL, s->f.size + size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	if (p == MAP_FAILED)
+	r = mmap(NULL, res, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
 		return -errno;
+	p = (char *)(((uintptr_t)r + al - 1) & ~(uintptr_t)(al - 1));
+	if (p > r)
+		munmap(r, p - r);
+	if (r + res > p + s->f.size + size)
+		munmap(p + s->f.size + size, r + res - (p + s->f.size + size));
 	if (mmap(p, s->f.size, PROT_READ, MAP_SHARED | MAP_FIXED, s->f.fd, 0) == MAP_FAILED) {
 		munmap(p, s->f.size + size);
 		return -errno;
@@ -251,7 +259,8 @@ static int wl_anon_setup(struct wl_state *s, size_t size)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	madvise(p, size, MADV_NOHUGEPAGE);
+	if (!mthp)
+		madvise(p, size, MADV_NOHUGEPAGE);
 	for (w = (uint64_t *)p, i = 0; i < size / 8; i++)
 		w[i] = luf_pattern(s->f.size + i * 8);
 	if (mprotect(p, size, PROT_READ) || madvise(p, size, MADV_PAGEOUT))
@@ -429,7 +438,7 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	if (ret)
 		WL_FAIL(ret, "cannot map %s: %s", s.f.path, strerror(-ret));
 	if (kind == LUF_WL_MIGRATE && o->anon_size) {
-		ret = wl_anon_setup(&s, o->anon_size);
+		ret = wl_anon_setup(&s, o->anon_size, o->anon_mthp);
 		if (ret)
 			WL_FAIL(ret, "anonymous memory after the file: %s",
 				ret == -ENODEV ? "needs swap on" : strerror(-ret));

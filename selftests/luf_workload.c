@@ -13,7 +13,9 @@
  * --hot-pages H (readers spin over the first H pages only; 0 = all),
  * --chunk P (migrate: at most P pages per move_pages(2) call; 0 = all),
  * --anon-mb A (migrate: also A MiB of read-only anonymous memory, which
- * the readers read and move_pages(2) moves too; needs swap on).
+ * the readers read and move_pages(2) moves too; needs swap on),
+ * --anon-mthp (that memory 64 KiB-aligned and THP-eligible, so that a
+ * 64 KiB mTHP setting makes it of 64 KiB folios).
  * The initiator runs on CPU 0 and reader i on CPU i+1.
  *
  * Output, one key=value per line:
@@ -43,7 +45,8 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s reclaim|migrate|memcg|demote --seconds N|--rounds R [--readers K]\n"
-		"          [--size-mb M] [--dir D] [--hot-pages H] [--chunk P] [--anon-mb A]\n", argv0);
+		"          [--size-mb M] [--dir D] [--hot-pages H] [--chunk P] [--anon-mb A]\n"
+		"          [--anon-mthp]\n", argv0);
 	exit(2);
 }
 
@@ -86,6 +89,10 @@ int main(int argc, char **argv)
 	for (i = 2; i < argc; i++) {
 		const char *opt = argv[i];
 
+		if (!strcmp(opt, "--anon-mthp")) {
+			o.anon_mthp = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage(argv[0]);
 		if (!strcmp(opt, "--seconds"))

@@ -22,6 +22,11 @@
 #    between node 0 and node 1 with move_pages(2), 16 pages a call,
 #    LUF_BENCH_MIGRC_ROUNDS rounds ("luf_workload migrate --chunk 16
 #    --size-mb 4 --anon-mb 4 --rounds R");
+#  - migrc-mthp (migrc_enabled): as migrc, with a 1 MiB file and 8 MiB of
+#    anonymous memory built of 64 KiB mTHP (hugepages-64kB "always",
+#    PMD-sized THP off, for the run; read back from zram as 64 KiB folios):
+#    MIGRC of large anonymous folios ("luf_workload migrate --chunk 16
+#    --size-mb 1 --anon-mb 8 --anon-mthp --rounds R");
 #  - migrc-demote (enabled and migrc_enabled: what memory.reclaim does not
 #    demote it reclaims): memory.reclaim with demotion enabled on a memcg
 #    holding the readers' ext4 file, 4 writes ("luf_workload demote
@@ -35,7 +40,7 @@
 #    S,FREE_MB,BURST (default 20,32,1024).  RESULT atomic
 #    ... failed_bursts_off=N failed_bursts_on=N bursts_off=N bursts_on=N
 #    pages_off=N pages_on=N held_on=N (medians).
-# LUF_BENCH_LIST (comma list, default the first four) picks benchmarks;
+# LUF_BENCH_LIST (comma list, default the first five) picks benchmarks;
 # LUF_BENCH_KNOBS (k=v,k=v) sets other knobs of /sys/kernel/mm/luf first.
 #
 # Per run it keeps the workload's deltas (TLB row of /proc/interrupts,
@@ -47,7 +52,7 @@
 # benchmark, and one RESULT line per benchmark:
 #   RESULT NAME vcpus=N readers=N pairs=N
 #     reduction_pct=X reduction_range=MIN..MAX        (headline: reclaim TLB
-#                      IRQs, migrc and migrc-demote nr_tlb_remote_flush; on
+#                      IRQs, migrc* nr_tlb_remote_flush; on
 #                      arm64, RESULT arm64-NAME, broadcast TLBIs; per 1000
 #                      pages unmapped, median of pairs)
 #     tlb_irqs_off=N tlb_irqs_on=N tlb_irqs_per_kpage_off=X ..._on=X
@@ -74,7 +79,8 @@
 . /luf/stats.sh
 
 PAIRS=${LUF_BENCH_PAIRS:-1}
-LIST=$(echo "${LUF_BENCH_LIST:-reclaim,reclaim-xfs,migrc,migrc-demote}" | tr , ' ')
+# the default list: here only (make bench and make demo pass none)
+LIST=$(echo "${LUF_BENCH_LIST:-reclaim,reclaim-xfs,migrc,migrc-mthp,migrc-demote}" | tr , ' ')
 RROUNDS=${LUF_BENCH_RECLAIM_ROUNDS:-24}
 MROUNDS=${LUF_BENCH_MIGRC_ROUNDS:-4}
 D=/tmp/luf-bench
@@ -412,6 +418,23 @@ for b in $LIST; do
 		bench migrc migrc_enabled pages_migrated migrate --chunk 16 --size-mb 4 \
 			--anon-mb $anon --rounds "$MROUNDS"
 		[ $anon = 0 ] || swapoff /dev/zram0 ;;
+	migrc-mthp)
+		mthp=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled
+		pmd=/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled
+		if [ -f "$mthp" ] && [ -b /dev/zram0 ] && swapon /dev/zram0 2>/dev/null; then
+			# the setting in brackets: "always [inherit] madvise never"
+			m_saved=$(sed 's/.*\[\(.*\)\].*/\1/' "$mthp")
+			p_saved=$(sed 's/.*\[\(.*\)\].*/\1/' "$pmd" 2>/dev/null)
+			echo always > "$mthp"
+			[ -n "$p_saved" ] && echo never > "$pmd"
+			bench migrc-mthp migrc_enabled pages_migrated migrate --chunk 16 \
+				--size-mb 1 --anon-mb 8 --anon-mthp --rounds "$MROUNDS"
+			echo "$m_saved" > "$mthp"
+			[ -n "$p_saved" ] && echo "$p_saved" > "$pmd"
+			swapoff /dev/zram0
+		else
+			say "no 64 KiB mTHP or no swap on /dev/zram0: no migrc-mthp benchmark"
+		fi ;;
 	atomic)
 		atomic_bench ;;
 	migrc-demote)
@@ -422,7 +445,7 @@ for b in $LIST; do
 			say "no second memory tier: no demotion benchmark"
 		fi ;;
 	*)
-		say "error: unknown benchmark $b (reclaim, reclaim-xfs, migrc, migrc-demote, atomic)"
+		say "error: unknown benchmark $b (reclaim, reclaim-xfs, migrc, migrc-mthp, migrc-demote, atomic)"
 		status=1 ;;
 	esac
 done
@@ -438,6 +461,8 @@ for b in $LIST; do
 		     h=tlb_irqs; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	migrc) t="MIGRC benchmark (move_pages; pages unmapped = pages migrated)"
 	       h=nr_tlb_remote_flush; [ "$ARCH" = aarch64 ] && h=tlbi ;;
+	migrc-mthp) t="MIGRC benchmark on 64 KiB anonymous mTHP (move_pages; pages unmapped = pages migrated)"
+		    h=nr_tlb_remote_flush; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	migrc-demote) t="MIGRC benchmark (demotion; pages unmapped = pgdemote)"
 		      h=nr_tlb_remote_flush; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	*) continue ;;
