@@ -27,31 +27,18 @@
 #              other vCPUs run it is not safe.
 #
 # Every program's output is nested TAP under "# selftests: luf: LABEL",
-# then "ok N selftests: luf: LABEL" (" # SKIP": exit 4; "not ok ... #
-# exit=RC"), as kselftest's runner.sh prints it; with timeout(1), each
-# program stops after $LUF_TEST_TIMEOUT seconds (default 1800).
+# then "# luf-time: LABEL SECONDSs" and "ok N selftests: luf: LABEL"
+# (" # SKIP": exit 4; "not ok ... # exit=RC"), as kselftest's runner.sh
+# prints it; with timeout(1), each program stops after $LUF_TEST_TIMEOUT
+# seconds (default 1800).
 #
-# Broken modes (break; luf.ko's debug_break=N with allow_unsafe=1, which
-# taints; Documentation/mm/luf/testing.rst has the table): each program
-# that catches mode N runs with LUF_BREAK=N.  A test of that mode passes
-# only if its oracle saw the violation; the others skip.  The programs'
-# output is quoted ("# PROG break=N: ") and one result per test of mode N
-# follows:
-#   ok K PROG break=N: TEST                      caught
-#   ok K PROG break=N: TEST # caught on rerun    missed in all its
-#	attempts, caught by the same test run again, alone, in a fresh
-#	process (PROG -r TEST; quoted as "# ... rerun TEST: "): whatever
-#	kept the stale translation from being read (under QEMU TCG, a
-#	reader's TLB entry lost to a flush or an eviction that has nothing
-#	to do with luf.ko) rarely outlives the process whose layout it
-#	depends on
-#   not ok K PROG break=N: TEST                  missed, also on rerun
-#   ok K PROG break=N: TEST # SKIP REASON        not tried
-# and "not ok" for a program that did not run to its end.  Then one
-# result per mode: at least one test caught it, none missed it and none
-# of its tests skipped (a mode not tried proves nothing).
-# LUF_BREAK_MODES: the modes to run (default: every mode, 4 only on
-# x86_64, where luf_offline has memory to offline).
+# break: each program that catches debug_break mode N runs with
+# LUF_BREAK=N; a test of that mode passes only if its oracle saw the
+# violation, one that missed in all its attempts runs once more alone
+# ("# caught on rerun"), and one result per mode says whether some test
+# caught it and none missed or skipped it.  LUF_BREAK_MODES: the modes
+# (default: all, 4 only on x86_64).  Documentation/mm/luf/testing.rst has
+# the table of modes and the output format.
 cd "$(dirname "$0")" || exit 1
 self=${0##*/}
 
@@ -99,11 +86,13 @@ run() {
 	echo "# selftests: luf: $label"
 	to=
 	command -v timeout > /dev/null && to="timeout ${LUF_TEST_TIMEOUT:-1800}"
+	t0=$(date +%s)
 	# line by line: busybox sed would hold the output back in a pipe
 	{ $to "$@" 2>&1; echo $? > "$tmp.rc"; } |
 		while IFS= read -r l || [ -n "$l" ]; do printf '# %s\n' "$l"; done
 	prc=$(cat "$tmp.rc" 2>/dev/null || echo 1)
 	rm -f "$tmp.rc"
+	echo "# luf-time: $label $(($(date +%s) - t0))s"
 	n=$((n + 1))
 	case $prc in
 	0) echo "ok $n selftests: luf: $label" ;;
