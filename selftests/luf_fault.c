@@ -71,6 +71,8 @@
 
 #include <sys/prctl.h>
 
+#define PAGE_CLUSTER	"/proc/sys/vm/page-cluster"
+
 /* At most for the writer's setup, and for its fault */
 #define FAULT_WAIT_S	60
 
@@ -101,6 +103,7 @@ FIXTURE(fault) {
 	char cg[256];
 	pid_t child;
 	bool swapon;
+	char page_cluster[16];	/* vm.page-cluster to put back, or "" */
 };
 
 /* How the writer's access faults page 0 in */
@@ -367,6 +370,7 @@ FIXTURE_SETUP(fault)
 	self->cg[0] = '\0';
 	self->child = -1;
 	self->swapon = false;
+	self->page_cluster[0] = '\0';
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir,
 		     BY_PAGEOUT);
 	if (_metadata->exit_code)
@@ -374,13 +378,25 @@ FIXTURE_SETUP(fault)
 	if (!memcg_available())
 		SKIP(return, "no memory controller in " LUF_CGROUP_ROOT);
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
-	if (!strcmp(variant->dir, LUF_TMP_DIR))
-		swap_on(_metadata, &self->swapon);
+	if (strcmp(variant->dir, LUF_TMP_DIR))
+		return;
+	swap_on(_metadata, &self->swapon);
+	/*
+	 * The fault swaps page 0 back in, and swap readahead would charge
+	 * its neighbours too, to a memcg at its limit whose test pages are
+	 * already out and whose other memory is mlocked: an OOM kill, as
+	 * soon as earlier swap-ins let the readahead window grow.  One page.
+	 */
+	ASSERT_LT(0, read_file(PAGE_CLUSTER, self->page_cluster,
+			       sizeof(self->page_cluster)));
+	ASSERT_EQ(0, write_file_str(PAGE_CLUSTER, "0"));
 }
 
 FIXTURE_TEARDOWN(fault)
 {
 	fault_release(self);
+	if (self->page_cluster[0])
+		write_file_str(PAGE_CLUSTER, self->page_cluster);
 	swap_off(_metadata, &self->swapon);
 	luf_module_done();
 }
