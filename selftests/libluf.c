@@ -370,6 +370,14 @@ int luf_ensure_unloaded(void)
 	return luf_is_loaded() ? -EBUSY : 0;
 }
 
+/* LUF and MIGRC off, which settles everything pending or held */
+static int luf_disable(void)
+{
+	int err = luf_knob_write(KNOB(enabled), "0");
+
+	return err ? err : luf_knob_write(KNOB(migrc_enabled), "0");
+}
+
 int luf_module_fresh(const char *params)
 {
 	int err;
@@ -383,8 +391,19 @@ int luf_module_fresh(const char *params)
 		if (err)
 			return err;
 	}
-	err = luf_knob_write(KNOB(enabled), "0");
-	return err ? err : luf_knob_write(KNOB(migrc_enabled), "0");
+	return luf_disable();
+}
+
+int luf_module_fresh_brk(void)
+{
+	int brk = luf_env()->brk, err;
+	char buf[16];
+
+	err = luf_module_fresh(brk ? "allow_unsafe=1" : "");
+	if (err || !brk)
+		return err;
+	snprintf(buf, sizeof(buf), "%d", brk);
+	return write_file_str(LUF_MODULE_DIR "/parameters/debug_break", buf);
 }
 
 void luf_module_done(void)
@@ -393,8 +412,9 @@ void luf_module_done(void)
 		luf_ensure_unloaded();
 		return;
 	}
-	luf_knob_write(KNOB(enabled), "0");
-	luf_knob_write(KNOB(migrc_enabled), "0");
+	if (luf_env()->brk)
+		write_file_str(LUF_MODULE_DIR "/parameters/debug_break", "0");
+	luf_disable();
 }
 
 static bool debugfs_mounted(void)

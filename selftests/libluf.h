@@ -131,7 +131,16 @@ int luf_ensure_unloaded(void);
  * MIGRC disabled, which settles everything.  0 or -errno.
  */
 int luf_module_fresh(const char *params);
-/* The end of a test: unload, or LUF and MIGRC disabled (LUF_KEEP_MODULE) */
+/*
+ * luf_module_fresh() for a test that a broken mode may have to catch: in a
+ * broken run (LUF_BREAK=n) luf.ko is loaded with allow_unsafe=1 and gets
+ * debug_break=n.  0 or -errno (-EPERM: debug_break refused).
+ */
+int luf_module_fresh_brk(void);
+/*
+ * The end of a test: unload, or LUF and MIGRC disabled and debug_break=0
+ * (LUF_KEEP_MODULE)
+ */
 void luf_module_done(void);
 
 /*

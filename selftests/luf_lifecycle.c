@@ -157,8 +157,7 @@ FIXTURE(lifecycle) {
 FIXTURE_SETUP(lifecycle)
 {
 	memset(&self->l, 0, sizeof(self->l));
-	if (luf_env()->brk)
-		SKIP(return, "not a test of broken mode %d", luf_env()->brk);
+	LUF_BREAK_SKIP(0);
 	if (nr_cpus() < 1 + NREADERS)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
 	REQUIRE_DIR(LUF_EXT4_DIR);

@@ -429,12 +429,9 @@ static void make_held(struct __test_metadata *_metadata,
 	struct luf_ev e;
 	int ret, k;
 
-	ASSERT_EQ(0, luf_ensure_unloaded());
-	ret = luf_load(luf_env()->brk ? "allow_unsafe=1" : "");
-	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
-	if (luf_env()->brk)
-		ASSERT_EQ(0, write_file_str(LUF_MODULE_DIR "/parameters/debug_break",
-					    "4"));
+	ret = luf_module_fresh_brk();
+	ASSERT_EQ(0, ret) TH_LOG("loading %s (LUF_BREAK=%d): %s", luf_ko_path(),
+				 luf_env()->brk, strerror(-ret));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
 
 	/* read in on node 0, then moved to node 1 while nothing defers */

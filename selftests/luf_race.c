@@ -214,7 +214,6 @@ static int ctr(const char *name, uint64_t *v)
 
 FIXTURE(race) {
 	int pm, kpf;
-	bool armed;		/* debug_break set: put it back */
 };
 
 FIXTURE_VARIANT(race) {
@@ -227,27 +226,19 @@ FIXTURE_VARIANT_ADD(race, madvfree_uffdwp) {
 
 FIXTURE_SETUP(race)
 {
-	char buf[16];
 	int ret;
 
 	self->pm = -1;
 	self->kpf = -1;
-	self->armed = false;
 	LUF_BREAK_SKIP(variant->brk);
 	if (nr_cpus() < 1 + W_NR + 1)
 		SKIP(return, "needs %d CPUs", 2 + W_NR);
 	if (!numa_node_has_memory(RACE_NODE))
 		SKIP(return, "needs memory on NUMA node %d", RACE_NODE);
-	ret = luf_module_fresh(luf_env()->brk ? "allow_unsafe=1" : "");
-	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
+	ret = luf_module_fresh_brk();
+	ASSERT_EQ(0, ret) TH_LOG("loading %s (LUF_BREAK=%d): %s", luf_ko_path(),
+				 luf_env()->brk, strerror(-ret));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
-	if (luf_env()->brk) {
-		snprintf(buf, sizeof(buf), "%d", luf_env()->brk);
-		ret = write_file_str(LUF_MODULE_DIR "/parameters/debug_break", buf);
-		ASSERT_EQ(0, ret) TH_LOG("debug_break=%s: %s%s", buf, strerror(-ret),
-					 ret == -EPERM ? " (luf.ko needs allow_unsafe=1)" : "");
-		self->armed = true;
-	}
 	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
 	ASSERT_EQ(0, pin_to_cpu(0));
@@ -259,8 +250,6 @@ FIXTURE_SETUP(race)
 
 FIXTURE_TEARDOWN(race)
 {
-	if (self->armed)
-		write_file_str(LUF_MODULE_DIR "/parameters/debug_break", "0");
 	luf_module_done();
 	if (self->pm >= 0)
 		close(self->pm);

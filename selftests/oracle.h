@@ -88,7 +88,6 @@
 #define MIN_POST_PASSES	20	/* ... and at least this many passes each */
 #define WORD_MAGIC	0x4c5543ULL	/* "LUC" */
 #define POISON		0x504f49534f4e2121ULL	/* "POISON!!" */
-#define BREAK_PARAM	LUF_MODULE_DIR "/parameters/debug_break"
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 
@@ -361,21 +360,15 @@ static inline void prefault_all(void)
  */
 static inline void luf_prepare(struct __test_metadata *_metadata, int brk)
 {
-	const int brk_now = luf_env()->brk;
-	char buf[16];
 	int ret;
 
 	LUF_BREAK_SKIP(brk);
 	if (nr_cpus() < 1 + NREADERS)
 		SKIP(return, "needs %d CPUs", 1 + NREADERS);
-	ret = luf_module_fresh(brk_now ? "allow_unsafe=1" : "");
-	ASSERT_EQ(0, ret) TH_LOG("loading %s: %s", luf_ko_path(), strerror(-ret));
+	ret = luf_module_fresh_brk();
+	ASSERT_EQ(0, ret) TH_LOG("loading %s (LUF_BREAK=%d): %s", luf_ko_path(),
+				 luf_env()->brk, strerror(-ret));
 	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
-	if (brk_now) {
-		snprintf(buf, sizeof(buf), "%d", brk_now);
-		ret = write_file_str(BREAK_PARAM, buf);
-		ASSERT_EQ(0, ret) TH_LOG("debug_break=%s: %s", buf, strerror(-ret));
-	}
 	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
 	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
 	ASSERT_EQ(0, pin_to_cpu(0));
