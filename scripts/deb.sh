@@ -35,7 +35,7 @@ frag=$LUF_TOP/configs/deb-host.config
 tarball=/usr/src/linux-source-6.12.tar.xz
 [ -f "$tarball" ] || die "no $tarball (package linux-source-6.12)"
 base=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-series=$LUF_TOP/kernel-hooks/series
+patches=$(kernel_patches) || exit 1
 
 case $mode in
 debian)
@@ -69,9 +69,8 @@ if [ -n "$ARCH_CROSS" ]; then
 	need_pkgs "libssl-dev:$ARCH_DEB"
 fi
 
-key=$( { echo "$base $LUF_ARCH $mode"; inputs; cat "$frag" "$series";
-	 while read -r p; do case $p in ''|'#'*) ;; *) cat "$LUF_TOP/kernel-hooks/$p" ;; esac
-	 done < "$series"; } |
+key=$( { echo "$base $LUF_ARCH $mode"; inputs; cat "$frag"; echo "$patches" | sed "s|^$LUF_TOP/||";
+	 echo "$patches" | while read -r p; do cat "$p"; done; } |
        sha256sum | cut -c1-16)
 if [ -n "${LUF_DEB_KVER:-}" ]; then
 	kver=$LUF_DEB_KVER
@@ -113,12 +112,8 @@ rm -rf "$work"
 mkdir -p "$tree"
 log "extracting linux-source-6.12 $base"
 tar -C "$tree" --strip-components=1 -xf "$tarball"
-log "applying kernel-hooks/"
-while read -r p; do
-	case $p in ''|'#'*) continue ;; esac
-	patch -d "$tree" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -s \
-		-i "$LUF_TOP/kernel-hooks/$p" || die "kernel-hooks/$p does not apply to $base"
-done < "$series"
+log "applying kernel-hooks/fixes/ and kernel-hooks/"
+apply_kernel_patches "$tree"
 
 kmake() { make -s -C "$tree" "${LUF_KARGS[@]}" "$@"; }
 case $mode in

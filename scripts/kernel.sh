@@ -18,12 +18,11 @@ tarball=$(ls /usr/src/linux-source-6.12.tar.xz 2>/dev/null) ||
 base=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 frag=$LUF_TOP/configs/$LUF_ARCH.config
 [ -f "$frag" ] || die "no config fragment $frag"
-series=$LUF_TOP/kernel-hooks/series
-[ -f "$series" ] || die "no $series"
+patches=$(kernel_patches) || exit 1
 
 extra=${LUF_KCONFIG:-}
-key=$( { echo "$base $LUF_ARCH"; cat "$series" "$frag"; [ -z "$extra" ] || echo "$extra";
-	 grep -v '^#' "$series" | while read -r p; do cat "$LUF_TOP/kernel-hooks/$p"; done; } |
+key=$( { echo "$base $LUF_ARCH"; echo "$patches" | sed "s|^$LUF_TOP/||"; cat "$frag";
+	 [ -z "$extra" ] || echo "$extra"; echo "$patches" | while read -r p; do cat "$p"; done; } |
        sha256sum | cut -c1-16)
 tree=$LUF_CACHE/kernel/$LUF_ARCH-$key
 mkdir -p "$LUF_OUT" "$LUF_CACHE/kernel"
@@ -58,20 +57,8 @@ tar -C "$tree.tmp" --strip-components=1 -xf "$tarball"
 mv "$tree.tmp" "$tree"
 
 ver=$(make -s -C "$tree" kernelversion)
-log "applying kernel-hooks/ on $ver"
-while read -r p; do
-	case $p in ''|'#'*) continue ;; esac
-	# --fuzz=0: a hunk whose context moved is reported, never guessed at
-	if ! out=$(patch -d "$tree" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch \
-		   -i "$LUF_TOP/kernel-hooks/$p" 2>&1); then
-		fails=$(echo "$out" | awk '/^patching file/ { f = $3 }
-			/FAILED|malformed|Only garbage/ { print "    " f ": " $0 }')
-		rm -rf "$tree"
-		die "kernel-hooks/$p does not apply to linux-source-6.12 $base ($ver)
-  the series was made on $(cat "$LUF_TOP/kernel-hooks/BASE"); failing hunks:
-${fails:-$out}"
-	fi
-done < "$series"
+log "applying kernel-hooks/fixes/ and kernel-hooks/ on $ver"
+( apply_kernel_patches "$tree" ) || { rm -rf "$tree"; exit 1; }
 
 log "configuring ($LUF_ARCH tinyconfig + configs/$LUF_ARCH.config${extra:+ + LUF_KCONFIG})"
 printf '%s\n' "$extra" > "$tree/.luf-extra.config"

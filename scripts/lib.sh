@@ -46,6 +46,34 @@ need_pkgs() {
 		die "apt-get install ${missing[*]} failed"
 }
 
+# The kernel patches in the order they apply, one path per line: the fixes
+# of the base (kernel-hooks/fixes/series), then the hook series
+# (kernel-hooks/series, the one style.sh's budget counts).
+kernel_patches() {
+	local s p
+	for s in "$LUF_TOP/kernel-hooks/fixes/series" "$LUF_TOP/kernel-hooks/series"; do
+		[ -f "$s" ] || die "no $s"
+		grep -v -e '^#' -e '^[[:space:]]*$' "$s" | while read -r p; do
+			echo "${s%/series}/$p"
+		done
+	done
+}
+
+# apply_kernel_patches TREE: kernel_patches onto the linux-source-6.12 tree
+# TREE.  --fuzz=0: a hunk whose context moved is reported, never guessed at.
+apply_kernel_patches() {
+	local p out fails
+	while read -r p; do
+		out=$(patch -d "$1" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch \
+			-i "$p" 2>&1) && continue
+		fails=$(echo "$out" | awk '/^patching file/ { f = $3 }
+			/FAILED|malformed|Only garbage/ { print "    " f ": " $0 }')
+		die "${p#"$LUF_TOP"/} does not apply to linux-source-6.12 $(dpkg-query -W -f='${Version}' linux-source-6.12)
+  the patches were made on $(cat "$LUF_TOP/kernel-hooks/BASE"); failing hunks:
+${fails:-$out}"
+	done < <(kernel_patches)
+}
+
 # Kernel image and tree produced by scripts/kernel.sh for $LUF_ARCH.
 kernel_tree() { cat "$LUF_OUT/kdir" 2>/dev/null; }
 

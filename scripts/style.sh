@@ -3,7 +3,8 @@
 #
 # Host-side checks of the sources, as TAP, ending with "N passed, N failed":
 #   - scripts/checkpatch.pl --strict (of the built kernel tree) over every
-#     patch of kernel-hooks/series and, with -f, over module/ and include/;
+#     kernel patch (kernel-hooks/fixes/series, kernel-hooks/series) and,
+#     with -f, over module/ and include/;
 #   - every knob of include/luf_knob_defs.h has an ABI entry and is in
 #     the admin guide; the counters, the knob table and the broken modes
 #     agree with their lists, and the scripts name only listed knobs and
@@ -78,12 +79,14 @@ result() {	# result OK DESCRIPTION [DETAIL...]
 	fi
 }
 
-echo "1..$(( ${#patches[@]} + 8 ))"
+# checkpatch reads every kernel patch: the fixes of the base too
+mapfile -t allp < <(kernel_patches)
+echo "1..$(( ${#allp[@]} + 8 ))"
 # checkpatch reads relative file names in a patch against the current
 # directory's git tree: run it outside any checkout.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for p in "${patches[@]}"; do
+for p in "${allp[@]}"; do
 	out=$(cd "$tmp" && perl "$cp" --strict -q --no-tree "$p" 2>&1) && rc=0 || rc=$?
 	result "$rc" "checkpatch --strict $(basename "$p")" "$out"
 done
