@@ -18,8 +18,9 @@
 #     sqlite3 from Debian, three processes running read-only queries over a
 #     memory-mapped database twice their memcg's memory.max.
 # Environment: LUF_SMP, LUF_BENCH_PAIRS, LUF_BENCH_LIST (comma list of
-# reclaim, reclaim-xfs, migrc, migrc-mthp, migrc-demote, atomic; default: the
-# guest's list in scripts/guest/bench.sh), LUF_BENCH_RECLAIM_ROUNDS (default 24),
+# reclaim, reclaim-xfs, reclaim-mthp, migrc, migrc-mthp, migrc-demote,
+# atomic; default: the guest's list in scripts/guest/bench.sh),
+# LUF_BENCH_RECLAIM_ROUNDS (default 24),
 # LUF_BENCH_MIGRC_ROUNDS (default 4; 2 in a sweep), LUF_BENCH_ATOMIC
 # (S,FREE_MB,BURST of the atomic benchmark), LUF_BENCH_KNOBS (k=v,k=v:
 # other values of /sys/kernel/mm/luf knobs for every run), LUF_TIMEOUT,

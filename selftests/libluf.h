@@ -501,9 +501,9 @@ struct luf_run_opts {
 	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
 	int node_a, node_b;		/* MIGRATE: start on a, move to b, back */
 	size_t migrate_chunk;		/* MIGRATE: pages per move_pages(2), 0: all */
-	/* MIGRATE: bytes of read-only anonymous memory after the file (needs swap) */
+	/* MIGRATE, PAGEOUT: bytes of read-only anonymous memory after the file (needs swap) */
 	size_t anon_size;
-	/* MIGRATE: that memory 64 KiB-aligned and without MADV_NOHUGEPAGE (mTHP) */
+	/* that memory 64 KiB-aligned and without MADV_NOHUGEPAGE (mTHP) */
 	bool anon_mthp;
 	const char *tag;		/* file name tag */
 };

@@ -437,7 +437,7 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 	ret = luf_file_map(&s.f);
 	if (ret)
 		WL_FAIL(ret, "cannot map %s: %s", s.f.path, strerror(-ret));
-	if (kind == LUF_WL_MIGRATE && o->anon_size) {
+	if ((kind == LUF_WL_MIGRATE || kind == LUF_WL_PAGEOUT) && o->anon_size) {
 		ret = wl_anon_setup(&s, o->anon_size, o->anon_mthp);
 		if (ret)
 			WL_FAIL(ret, "anonymous memory after the file: %s",
@@ -487,12 +487,13 @@ int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
 			 * out if its PFN is gone or different afterwards.
 			 */
 			r->bad_words += luf_file_touch(&s.f);
-			err = luf_file_pfns(&s.f, s.pfn1);
+			/* the anonymous memory, if any, right after the file */
+			err = luf_pagemap_pfns(s.f.map, npages, s.pfn1);
 			if (err)
 				WL_FAIL(err, "pagemap: %s", strerror(-err));
-			if (madvise((void *)s.f.map, s.f.size, MADV_PAGEOUT))
+			if (madvise((void *)s.f.map, s.f.size + s.anon_size, MADV_PAGEOUT))
 				WL_FAIL(-errno, "MADV_PAGEOUT: %s", strerror(errno));
-			err = luf_file_pfns(&s.f, s.pfn2);
+			err = luf_pagemap_pfns(s.f.map, npages, s.pfn2);
 			if (err)
 				WL_FAIL(err, "pagemap: %s", strerror(-err));
 			for (i = 0; i < npages; i++)

@@ -12,8 +12,9 @@
  * Options: --size-mb M (file size), --dir D (where the file lives),
  * --hot-pages H (readers spin over the first H pages only; 0 = all),
  * --chunk P (migrate: at most P pages per move_pages(2) call; 0 = all),
- * --anon-mb A (migrate: also A MiB of read-only anonymous memory, which
- * the readers read and move_pages(2) moves too; needs swap on),
+ * --anon-mb A (migrate, reclaim: also A MiB of read-only anonymous memory,
+ * which the readers read and move_pages(2) moves or MADV_PAGEOUT swaps out
+ * too; needs swap on),
  * --anon-mthp (that memory 64 KiB-aligned and THP-eligible, so that a
  * 64 KiB mTHP setting makes it of 64 KiB folios).
  * The initiator runs on CPU 0 and reader i on CPU i+1.

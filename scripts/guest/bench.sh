@@ -16,6 +16,13 @@
 #    --rounds R");
 #  - reclaim-xfs (enabled): the same on XFS, whose page cache of the 8 MiB
 #    file (written 64 KiB a write(2)) is made of 16-page folios;
+#  - reclaim-mthp (enabled): the readers spin over a read-only 1 MiB ext4
+#    file mapping and 8 MiB of read-only anonymous memory right after it,
+#    built of 64 KiB mTHP as for migrc-mthp below; CPU 0 pages both out
+#    with MADV_PAGEOUT (the anonymous memory to zram swap, whole folios)
+#    and the readers fault them back in, LUF_BENCH_MIGRC_ROUNDS rounds
+#    ("luf_workload reclaim --size-mb 1 --anon-mb 8 --anon-mthp
+#    --rounds R");
 #  - migrc (migrc_enabled): the readers spin over a read-only 4 MiB tmpfs
 #    file mapping and 4 MiB of read-only anonymous memory right after it
 #    (read back from zram swap, so its PTEs are clean), which CPU 0 moves
@@ -80,7 +87,7 @@
 
 PAIRS=${LUF_BENCH_PAIRS:-1}
 # the default list: here only (make bench and make demo pass none)
-LIST=$(echo "${LUF_BENCH_LIST:-reclaim,reclaim-xfs,migrc,migrc-mthp,migrc-demote}" | tr , ' ')
+LIST=$(echo "${LUF_BENCH_LIST:-reclaim,reclaim-xfs,reclaim-mthp,migrc,migrc-mthp,migrc-demote}" | tr , ' ')
 RROUNDS=${LUF_BENCH_RECLAIM_ROUNDS:-24}
 MROUNDS=${LUF_BENCH_MIGRC_ROUNDS:-4}
 D=/tmp/luf-bench
@@ -398,6 +405,26 @@ atomic_bench() {
 	}' > "$D/atomic.result"
 }
 
+# mthp_bench NAME KNOB KEY ARGS...: bench with 64 KiB anonymous mTHP
+# ("always", PMD-sized THP "never") and swap on zram for the run
+mthp_bench() {
+	mthp=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled
+	pmd=/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled
+	if ! [ -f "$mthp" ] || ! [ -b /dev/zram0 ] || ! swapon /dev/zram0 2>/dev/null; then
+		say "no 64 KiB mTHP or no swap on /dev/zram0: no $1 benchmark"
+		return
+	fi
+	# the setting in brackets: "always [inherit] madvise never"
+	m_saved=$(sed 's/.*\[\(.*\)\].*/\1/' "$mthp")
+	p_saved=$(sed 's/.*\[\(.*\)\].*/\1/' "$pmd" 2>/dev/null)
+	echo always > "$mthp"
+	[ -n "$p_saved" ] && echo never > "$pmd"
+	bench "$@"
+	echo "$m_saved" > "$mthp"
+	[ -n "$p_saved" ] && echo "$p_saved" > "$pmd"
+	swapoff /dev/zram0
+}
+
 # what runs, in LIST order
 anon=0
 for b in $LIST; do
@@ -419,22 +446,11 @@ for b in $LIST; do
 			--anon-mb $anon --rounds "$MROUNDS"
 		[ $anon = 0 ] || swapoff /dev/zram0 ;;
 	migrc-mthp)
-		mthp=/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled
-		pmd=/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled
-		if [ -f "$mthp" ] && [ -b /dev/zram0 ] && swapon /dev/zram0 2>/dev/null; then
-			# the setting in brackets: "always [inherit] madvise never"
-			m_saved=$(sed 's/.*\[\(.*\)\].*/\1/' "$mthp")
-			p_saved=$(sed 's/.*\[\(.*\)\].*/\1/' "$pmd" 2>/dev/null)
-			echo always > "$mthp"
-			[ -n "$p_saved" ] && echo never > "$pmd"
-			bench migrc-mthp migrc_enabled pages_migrated migrate --chunk 16 \
-				--size-mb 1 --anon-mb 8 --anon-mthp --rounds "$MROUNDS"
-			echo "$m_saved" > "$mthp"
-			[ -n "$p_saved" ] && echo "$p_saved" > "$pmd"
-			swapoff /dev/zram0
-		else
-			say "no 64 KiB mTHP or no swap on /dev/zram0: no migrc-mthp benchmark"
-		fi ;;
+		mthp_bench migrc-mthp migrc_enabled pages_migrated migrate --chunk 16 \
+			--size-mb 1 --anon-mb 8 --anon-mthp --rounds "$MROUNDS" ;;
+	reclaim-mthp)
+		mthp_bench reclaim-mthp enabled pageouts reclaim \
+			--size-mb 1 --anon-mb 8 --anon-mthp --rounds "$MROUNDS" ;;
 	atomic)
 		atomic_bench ;;
 	migrc-demote)
@@ -445,7 +461,7 @@ for b in $LIST; do
 			say "no second memory tier: no demotion benchmark"
 		fi ;;
 	*)
-		say "error: unknown benchmark $b (reclaim, reclaim-xfs, migrc, migrc-mthp, migrc-demote, atomic)"
+		say "error: unknown benchmark $b (reclaim, reclaim-xfs, reclaim-mthp, migrc, migrc-mthp, migrc-demote, atomic)"
 		status=1 ;;
 	esac
 done
@@ -461,6 +477,8 @@ for b in $LIST; do
 		     h=tlb_irqs; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	migrc) t="MIGRC benchmark (move_pages; pages unmapped = pages migrated)"
 	       h=nr_tlb_remote_flush; [ "$ARCH" = aarch64 ] && h=tlbi ;;
+	reclaim-mthp) t="reclaim benchmark on 64 KiB anonymous mTHP (MADV_PAGEOUT to zram; pages unmapped = pages paged out)"
+		      h=tlb_irqs; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	migrc-mthp) t="MIGRC benchmark on 64 KiB anonymous mTHP (move_pages; pages unmapped = pages migrated)"
 		    h=nr_tlb_remote_flush; [ "$ARCH" = aarch64 ] && h=tlbi ;;
 	migrc-demote) t="MIGRC benchmark (demotion; pages unmapped = pgdemote)"
