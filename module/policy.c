@@ -204,14 +204,19 @@ bool luf_bound_reached(long pending, long held, unsigned long nr,
  * without another fault (see the write_fault sites in
  * include/linux/luf_hooks.h and Documentation/mm/luf/safety.rst).
  *
- * A private mapping that may be written (VM_MAYWRITE) counts on any fault,
- * even without VM_WRITE: an exclusive swap-in maps writable on a read
- * fault, and a forced write (ptrace, /proc/pid/mem) goes straight into an
- * exclusive anonymous page through its read-only PTE, with no fault.  Its
- * writes are seen by its own mm only, and every deferred unmap of the mm
- * counts in mm->tlb_flush_batched: flushing that mm's pending batched
- * unmaps, as munmap() does, is enough (and costs nothing once they are
- * flushed).
+ * A private mapping counts on a write fault and, with VM_WRITE, on any
+ * fault: an exclusive swap-in maps writable on a read fault.  Without
+ * VM_WRITE no fault or install maps a PTE writable (maybe_mkwrite(), the
+ * swap-in, NUMA hinting's rebuild and UFFDIO_COPY all need VM_WRITE), so
+ * a read fault there installs what a stale read-only entry shows too: the
+ * deferral can stay, and read-only private mappings (program text, the
+ * readers of a swapped-out buffer) keep it across their refaults.  What
+ * writes there still comes here as a write: a forced write (ptrace,
+ * /proc/pid/mem) through follow_page_pte() or as a FOLL_FORCE write
+ * fault, and mprotect() adding VM_WRITE.  The writes of a private mapping
+ * are seen by its own mm only, and every deferred unmap of the mm counts
+ * in mm->tlb_flush_batched: flushing that mm's pending batched unmaps, as
+ * munmap() does, is enough (and costs nothing once they are flushed).
  *
  * A write to a shared mapping changes the page cache that any mm may still
  * see through a stale entry: if that page cache has deferred folios,
@@ -234,8 +239,7 @@ enum luf_scope luf_write_fault_scope(unsigned long vm_flags,
 				     unsigned int fault_flags, bool prot_write)
 {
 	if (!(vm_flags & VM_SHARED))
-		return (fault_flags & FAULT_FLAG_WRITE) ||
-		       (vm_flags & (VM_WRITE | VM_MAYWRITE)) ?
+		return (fault_flags & FAULT_FLAG_WRITE) || (vm_flags & VM_WRITE) ?
 		       LUF_SCOPE_MM : LUF_SCOPE_NONE;
 	if (fault_flags & FAULT_FLAG_WRITE)
 		return LUF_SCOPE_ALL;

@@ -44,7 +44,8 @@ static void luf_policy(struct kunit *test)
 }
 
 /*
- * A private mapping that may be written flushes its mm on any fault; a
+ * A private mapping flushes its mm on a write fault (a forced one too,
+ * without VM_WRITE) and, with VM_WRITE, on any fault; a
  * shared one flushes everything its VMA has deferred on a write fault,
  * and on any other fault or install only if it has VM_WRITE and no write
  * notification (vm_page_prot writable, as in shmem).
@@ -59,7 +60,11 @@ static void luf_write_fault_scopes(struct kunit *test)
 	} c[] = {
 		{ VM_READ, 0, false, LUF_SCOPE_NONE },
 		{ VM_READ, FAULT_FLAG_WRITE, false, LUF_SCOPE_MM },
-		{ VM_READ | VM_MAYWRITE, 0, false, LUF_SCOPE_MM },
+		/* read-only private: a read fault maps read-only */
+		{ VM_READ | VM_MAYWRITE, 0, false, LUF_SCOPE_NONE },
+		{ VM_READ | VM_MAYWRITE, FAULT_FLAG_USER, false, LUF_SCOPE_NONE },
+		/* a forced write (FOLL_FORCE) */
+		{ VM_READ | VM_MAYWRITE, FAULT_FLAG_WRITE, false, LUF_SCOPE_MM },
 		{ VM_READ | VM_WRITE | VM_MAYWRITE, 0, false, LUF_SCOPE_MM },
 		{ VM_SHARED | VM_READ, 0, false, LUF_SCOPE_NONE },
 		{ VM_SHARED | VM_READ | VM_MAYWRITE, 0, false, LUF_SCOPE_NONE },
