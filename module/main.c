@@ -4,8 +4,9 @@
  * for the core hook layer (include/linux/luf_hooks.h).
  *
  * Reclaim (with /sys/kernel/mm/luf/enabled) and NUMA migration (MIGRC,
- * with migrc_enabled) defer the TLB flush of an order-0 folio whose every
- * PTE was read-only and clean into the luf_batch table (batch.c).
+ * with migrc_enabled) defer the TLB flush of a folio (up to a PMD's worth
+ * of pages) whose every PTE was read-only and clean into the luf_batch
+ * table (batch.c).
  * Consumers keep it safe: a freed page that a deferred translation may
  * reach is held back (hold.c, invariant I1); a write fault or a page-cache
  * change flushes first (I2); munmap, mprotect, madvise and mremap flush
