@@ -3,7 +3,7 @@
  * luf_fault: a deferral inside the writer's own fault (I2)
  * (the oracles, readers and broken modes: oracle.h).
  *
- *  fault.<ext4_write|ext4_write_gup|tmpfs_read>.reclaim_inside
+ *  fault.<ext4_write|ext4_write_gup|xfs_large_write_gup|tmpfs_read>.reclaim_inside
  *	The write_fault hook at handle_mm_fault() entry runs before the fault
  *	allocates anything, but the fault itself can reclaim: the page table
  *	that __do_fault() and do_fault_around() preallocate is charged to the
@@ -42,6 +42,9 @@
  *	fault without FOLL_UNLOCKABLE (access_remote_vm(), as ptrace and
  *	/proc/pid/mem use) does the I/O under the lock and never retries, so
  *	only the install-site hook flushes.
+ *	xfs_large_write_gup: the same on XFS, whose readahead reads the
+ *	writer's pages back as large folios: the fault's reclaim must defer
+ *	one (more pages than folios deferred).
  *	tmpfs_read: a read fault on a shared writable tmpfs mapping, which
  *	maps writable at once (shmem needs no write notification); the
  *	fault's reclaim swaps the pages out to zram, the fault swaps page 0
@@ -117,11 +120,16 @@ FIXTURE_VARIANT(fault) {
 	int brk;
 	const char *dir;
 	enum fault_how how;
+	bool large;	/* the fault's reclaim must defer a large folio */
 };
 
 /* Why ext4_write passes on e9bb51e and the other two fail: see the top */
 FIXTURE_VARIANT_ADD(fault, ext4_write) { .brk = BRK_FAULT, .dir = LUF_EXT4_DIR, .how = FAULT_WRITE };
 FIXTURE_VARIANT_ADD(fault, ext4_write_gup) { .brk = BRK_FAULT, .dir = LUF_EXT4_DIR, .how = FAULT_GUP };
+/* XFS's readahead reads the writer's pages back as large folios */
+FIXTURE_VARIANT_ADD(fault, xfs_large_write_gup) {
+	.brk = BRK_FAULT, .dir = LUF_XFS_DIR, .how = FAULT_GUP, .large = true
+};
 /*
  * arm64 (configs/arm64.config: no hardware dirty-bit management) maps a
  * clean writable PTE read-only in hardware: the writer's first write
@@ -552,6 +560,10 @@ static void fault_once(struct __test_metadata *_metadata,
 		TH_LOG("deferred before the fault: its entry hook could flush");
 	ASSERT_GT(r.e1.deferred, r.e0.deferred)
 		TH_LOG("no deferral inside the fault: it would prove nothing");
+	if (variant->large)
+		ASSERT_GT(r.e1.pages_reclaim - r.e0.pages_reclaim,
+			  r.e1.deferred - r.e0.deferred)
+			TH_LOG("no large folio was deferred inside the fault");
 	ASSERT_NE(r.old_pfn, self->ctl->pfn)
 		TH_LOG("in %d runs the fault never replaced the readers' page",
 		       tries);
