@@ -213,7 +213,12 @@ bool luf_bound_reached(long pending, long held, unsigned long nr,
  * readers of a swapped-out buffer) keep it across their refaults.  What
  * writes there still comes here as a write: a forced write (ptrace,
  * /proc/pid/mem) through follow_page_pte() or as a FOLL_FORCE write
- * fault, and mprotect() adding VM_WRITE.  The writes of a private mapping
+ * fault, and mprotect() adding VM_WRITE.  follow_huge_pmd() lets a forced
+ * write into an exclusive anonymous PMD folio through a read-only PMD with
+ * no hook, but no such folio holds data deferred in the mm: LUF defers
+ * PTE unmaps only, which leave swap or migration entries, so the PMD was
+ * empty (its page table zapped and flushed) or came from a PMD migration,
+ * which flushes as it goes.  The writes of a private mapping
  * are seen by its own mm only, and every deferred unmap of the mm counts
  * in mm->tlb_flush_batched: flushing that mm's pending batched unmaps, as
  * munmap() does, is enough (and costs nothing once they are flushed).
