@@ -161,14 +161,31 @@ flipper() {
 # cg_get CG FILE KEY: a value of a flat-keyed cgroup file
 cg_get() { awk -v k="$3" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1/$2" 2>/dev/null; }
 
-# tasks_of CG: "TID COMM STATE WCHAN" for every task of CG, then the
-# first frames of each D-state task's kernel stack
+# tasks_of CG: "TID COMM STATE WCHAN UTIME STIME" (clock ticks) for every
+# task of CG, then the first frames of each D-state task's kernel stack
 tasks_of() {
 	while read -r t; do
-		st=$(sed 's/^.*) //' "/proc/$t/stat" 2>/dev/null | cut -d' ' -f1)
-		echo "$t $(cat "/proc/$t/comm" 2>/dev/null) ${st:-?} $(cat "/proc/$t/wchan" 2>/dev/null)"
+		# fields 3, 14 and 15 of stat, after the "PID (COMM) " prefix
+		read -r st ut kt <<-EOF
+		$(sed 's/^.*) //' "/proc/$t/stat" 2>/dev/null | cut -d' ' -f1,12,13)
+		EOF
+		echo "$t $(cat "/proc/$t/comm" 2>/dev/null) ${st:-?} $(cat "/proc/$t/wchan" 2>/dev/null)" \
+			"${ut:-0} ${kt:-0}"
 		[ "$st" = D ] && head -n 8 "/proc/$t/stack" 2>/dev/null | sed 's/^/    /'
 	done < "$1/cgroup.threads"
+}
+
+# stuck_why BEFORE AFTER: a summary of two tasks_of snapshots taken 2 s
+# apart: how many tasks in each state and wait channel, and the CPU time
+# they took in between in user space and in the kernel (a stressor that
+# ignores its timeout runs in user space; reclaim or a kernel livelock
+# shows as system time)
+stuck_why() {
+	awk 'NR == FNR { if (!/^    /) { u[$1] = $5; s[$1] = $6 }; next }
+		!/^    / { n[$3 " " $4]++
+			if ($1 in u) { du += $5 - u[$1]; ds += $6 - s[$1] } }
+		END { for (k in n) printf "%s%d %s", c++ ? ", " : "", n[k], k
+			printf "; in 2 s: user %d, system %d ticks", du, ds }' "$1" "$2"
 }
 
 # stage_wait PID CG SECS LOG: wait for a stage (PID, its tasks in CG) for
@@ -183,9 +200,12 @@ stage_wait() {
 	STAGE_WHY=
 	while kill -0 "$1" 2>/dev/null; do
 		if [ "$(cut -d. -f1 /proc/uptime)" -ge "$sw_end" ]; then
+			tasks_of "$2" > "$4.tasks0"
+			sleep 2
+			# ended meanwhile: not stuck after all
+			kill -0 "$1" 2>/dev/null || continue
 			tasks_of "$2" > "$4.tasks"
-			STAGE_WHY="tasks: $(awk '!/^    / { n[$3 " " $4]++ }
-				END { for (k in n) printf "%s%d %s", s++ ? ", " : "", n[k], k }' "$4.tasks")"
+			STAGE_WHY="tasks: $(stuck_why "$4.tasks0" "$4.tasks")"
 			{ echo "luf-peer: still running after $3s: $STAGE_WHY"; cat "$4.tasks"; } >> "$4"
 			echo 1 > "$2/cgroup.kill" 2>/dev/null
 			kill -s KILL "$1" 2>/dev/null
