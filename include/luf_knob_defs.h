@@ -18,7 +18,7 @@ LUF_KNOB(migrc_enabled, 0, 0, 1,
 LUF_KNOB(observe, 1, 0, 1,
 	 "count read-only unmaps and their flush cost");
 LUF_KNOB(max_pending_kb, min(65536UL, ram_kb / 16), page_kb, ram_kb,
-	 "bound on memory held back, KiB; ram_kb: MemTotal, page_kb: a page");
+	 "bound on memory deferred plus held back, KiB; ram_kb: MemTotal, page_kb: a page");
 LUF_KNOB(max_defer_ms, 5000, 1, 60000,
 	 "bound on how long a flush may wait, ms");
 LUF_KNOB(aging_pct, 75, 0, 100,
