@@ -4,13 +4,16 @@
  * (the oracles, readers and broken modes: oracle.h).
  *
  *  reuse.<ext4|ext4_migrate|tmpfs_migrate|xfs_large|xfs_large_migrate|
- *	tmpfs_huge_migrate|anon_mthp[_migrate]|ext4_demote>.release_then_alloc
+ *	tmpfs_huge_migrate|anon_mthp[_migrate]|anon_thp_migrate|ext4_demote>
+ *	.release_then_alloc
  *	(I1; *_demote: memory.reclaim of the test's own memcg with demotion
  *	to node 1 on, MIGRC; xfs_large*: the file is one 16-page folio;
  *	tmpfs_huge_migrate: tmpfs huge=always keeps the 16-page file in one
  *	PMD-sized folio, mapped by PTEs, moved whole and held at PMD order;
  *	anon_mthp: no file but one anonymous 64 KiB mTHP, read-only and
- *	clean after a swap-in from zram, reclaimed into the swap cache)
+ *	clean after a swap-in from zram, reclaimed into the swap cache;
+ *	anon_thp_migrate: one anonymous PMD-sized THP, made clean by
+ *	MADV_FREE and mapped read-only by PTEs, moved whole)
  *	echo 0 > enabled (migrc_enabled for *_migrate) from CPU 0 releases
  *	the held pages onto CPU 0's pcp lists; CPU 0 at once fills 64 MiB of
  *	new anonymous memory with POISON (pcp lists are LIFO, so the released
@@ -114,6 +117,7 @@ FIXTURE_VARIANT(reuse) {
 	const char *dir;	/* NULL: anonymous memory (anon_mthp_map()) */
 	enum how how;
 	bool large;
+	bool thp;	/* anonymous: a PMD-sized THP (anon_thp_map()) */
 };
 
 FIXTURE_VARIANT_ADD(reuse, ext4) { .brk = BRK_REUSE, .dir = LUF_EXT4_DIR };
@@ -140,6 +144,18 @@ FIXTURE_VARIANT_ADD(reuse, anon_mthp_migrate) {
 	.brk = BRK_X86(BRK_REUSE), .how = BY_MIGRATION, .large = true,
 };
 /*
+ * An anonymous PMD-sized THP is mapped dirty from its first fault on and
+ * swap-in never builds one again, so reclaim never finds one clean; and
+ * MADV_FREE, which cleans it, makes reclaim discard it, which LUF does
+ * not defer (luf_unmap_deferrable()).  Migration of one whose PMD was
+ * split into clean read-only PTEs does defer: MIGRC keeps the 2 MiB
+ * source, which goes back at PMD order.  arm64 folds the split PTEs into
+ * contiguous blocks, as for anon_mthp.
+ */
+FIXTURE_VARIANT_ADD(reuse, anon_thp_migrate) {
+	.brk = BRK_X86(BRK_REUSE), .how = BY_MIGRATION, .large = true, .thp = true,
+};
+/*
  * Demotion needs a lower memory tier: the x86 guest's node 1 (HMAT); an
  * arm64 device-tree boot has none, so there the test skips, and it is no
  * test of broken mode 1 there.
@@ -161,6 +177,8 @@ static void reuse_release(FIXTURE_DATA(reuse) *self)
 
 /* anonymous 64 KiB mTHP: the knob of that size, "always" for the test */
 #define MTHP_KNOB	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+/* PMD-sized THP: MADV_HUGEPAGE is enough unless this says never */
+#define THP_KNOB	"/sys/kernel/mm/transparent_hugepage/enabled"
 
 FIXTURE_SETUP(reuse)
 {
@@ -171,6 +189,11 @@ FIXTURE_SETUP(reuse)
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 	if (_metadata->exit_code || variant->dir)
 		return;
+	if (variant->thp) {
+		if (ps != 4096 || !path_exists(THP_KNOB))
+			SKIP(return, "no 2 MiB THP (%s)", THP_KNOB);
+		return;
+	}
 	if (ps != 4096 || !path_exists(MTHP_KNOB))
 		SKIP(return, "no 64 KiB mTHP (%s)", MTHP_KNOB);
 	swap_on(_metadata, &self->swapon);
@@ -230,12 +253,61 @@ static void anon_mthp_map(struct __test_metadata *_metadata, struct oracle *o,
 		ASSERT_EQ(word(i, gen), ((volatile uint64_t *)p)[i]);
 }
 
+/*
+ * Anonymous memory that MIGRC may defer: one PMD-sized THP of generation
+ * @gen, mapped read-only and clean by PTEs.  Written, it is mapped dirty
+ * by a PMD; MADV_FREE of all of it clears the PMD's dirty bit (and makes
+ * the folio lazily freed, which only reclaim cares about); mprotect() of
+ * its first page splits the PMD into PTEs that keep it clean, then of the
+ * rest.  MAP_ALIGN-aligned, so that the fault maps a THP (asserted: a
+ * compound head whose last page is a contiguous tail).
+ */
+static void anon_thp_map(struct __test_metadata *_metadata, struct oracle *o,
+			 unsigned int gen)
+{
+	const size_t len = MAP_ALIGN, n = len / ps;
+	uint64_t pfn[2], kpf[2];
+	char *r, *p;
+	size_t i;
+	int fd;
+
+	r = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	p = (char *)(((uintptr_t)r + len - 1) & ~(uintptr_t)(len - 1));
+	ASSERT_EQ(p, mmap(p, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	if (p > r)
+		munmap(r, p - r);
+	munmap(p + len, r + 2 * len - (p + len));
+	o->map = p;
+	o->f.size = len;
+	ASSERT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
+	for (i = 0; i < len / 8; i++)
+		((uint64_t *)p)[i] = word(i, gen);
+	/* a THP: a compound head, and its last page a contiguous tail */
+	ASSERT_EQ(0, luf_pagemap_pfns(p, 1, &pfn[0]));
+	ASSERT_EQ(0, luf_pagemap_pfns(p + len - ps, 1, &pfn[1]));
+	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(8, pread(fd, &kpf[i], 8, pfn[i] * 8));
+	close(fd);
+	ASSERT_TRUE((kpf[0] & 1ULL << 15) && (kpf[1] & 1ULL << 16) && pfn[1] == pfn[0] + n - 1)
+		TH_LOG("the fault mapped no 2 MiB THP: PFNs 0x%" PRIx64 " 0x%" PRIx64
+		       ", kpageflags 0x%" PRIx64 " 0x%" PRIx64, pfn[0], pfn[1], kpf[0], kpf[1]);
+	ASSERT_EQ(0, madvise(p, len, MADV_FREE));
+	ASSERT_EQ(0, mprotect(p, ps, PROT_READ));
+	ASSERT_EQ(0, mprotect(p, len, PROT_READ));
+	for (i = 0; i < len / 8; i++)
+		ASSERT_EQ(word(i, gen), ((volatile uint64_t *)p)[i]);
+}
+
 static void reuse_once(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(reuse) *self,
 		       const FIXTURE_VARIANT(reuse) *variant, struct rd_sum *s)
 {
 	const char *knob = variant->how == BY_PAGEOUT ? KNOB(enabled) : KNOB(migrc_enabled);
-	bool pmd = variant->dir && !strcmp(variant->dir, LUF_THP_DIR);
+	bool pmd = variant->thp || (variant->dir && !strcmp(variant->dir, LUF_THP_DIR));
 	bool unheld = luf_env()->brk == BRK_FILTER;
 	unsigned int gen = first_gen();
 	struct luf_ev e0, e1, e2;
@@ -245,7 +317,9 @@ static void reuse_once(struct __test_metadata *_metadata,
 
 	/* on again: the previous attempt switched it off to release */
 	ASSERT_EQ(0, luf_knob_write(knob, "1"));
-	if (!variant->dir) {
+	if (variant->thp) {
+		anon_thp_map(_metadata, &self->o, gen);
+	} else if (!variant->dir) {
 		anon_mthp_map(_metadata, &self->o, gen);
 	} else {
 		ret = tfile_create(&self->o.f, variant->dir, "reuse", NPAGES, gen);
