@@ -10,44 +10,69 @@
 #     whose kernels lack the LUF hooks nothing is built and no kernel
 #     install fails (Debian 12's dkms 3.0.10 fails "dkms autoinstall" for a
 #     module it skips by BUILD_EXCLUSIVE);
-#   - the headers of a kernel with the hooks (the x86_64 test kernel of
-#     make kernel, packaged by its own install-extmod-build) get luf.ko
-#     built by the package's kernel hook, and again when that kernel is
-#     rebuilt with the same release;
+#   - the headers of a kernel with the hooks (the test kernel of make
+#     kernel, packaged by its own install-extmod-build) get luf.ko built by
+#     the package's kernel hook, and again when that kernel is rebuilt
+#     with the same release;
 #   - the kernel packages of make deb and luf-dkms in one apt transaction.
 # Then the root as an ext4 image, booted three times under QEMU with
 # systemd (scripts/guest/host-check.sh runs in it): the luf kernel twice
 # (loading at boot, options, reload, knobs, counters, a reclaim that
 # defers; the settings after a reboot), Debian's kernel once (modprobe luf
 # says why it fails).
-# x86_64 only (the stock kernel and the chroot are amd64).  Needs root, a
-# built x86_64 kernel (make kernel) and the packages of make deb (built if
-# missing: see the README for a cold build); the first run of a day
-# downloads and unpacks the root (about 3 minutes on an idle host).
+# For LUF_ARCH (x86_64 by default, or arm64): the root, the stock kernel
+# and the packages are of $ARCH_DEB.  A root of another architecture than
+# the build machine's runs its programs (maintainer scripts, DKMS's gcc)
+# under qemu-user-static through binfmt_misc (registered here if needed).
+# Needs root, a built kernel of LUF_ARCH (make kernel) and the packages of
+# make deb (built if missing: see the README for a cold build); the first
+# run of a day downloads and unpacks the root (about 3 minutes on an idle
+# host, longer for another architecture).
 set -euo pipefail
-# shellcheck disable=SC2034 # read by lib.sh
-LUF_ARCH=x86_64
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || die "check-host needs root (chroot, mounts)"
 need_pkgs mmdebstrap
+took="about 3 minutes"
+if [ "$ARCH_DEB" != "$(dpkg --print-architecture)" ]; then
+	# a foreign root: mmdebstrap checks with arch-test that it can run
+	# $ARCH_DEB programs; the F flag makes the kernel open the emulator
+	# once, so that it works in the chroot too
+	need_pkgs arch-test qemu-user-static binfmt-support
+	binfmt=qemu-${ARCH_QEMU_HOST[0]#qemu-system-}
+	[ -e "/proc/sys/fs/binfmt_misc/$binfmt" ] || update-binfmts --enable "$binfmt" ||
+		die "update-binfmts --enable $binfmt failed: no $ARCH_DEB programs in the root"
+	grep -q '^flags:.*F' "/proc/sys/fs/binfmt_misc/$binfmt" ||
+		die "binfmt_misc's $binfmt lacks the F flag (/proc/sys/fs/binfmt_misc/$binfmt)"
+	took="about 10 minutes: its maintainer scripts run under qemu-user"
+fi
 kdir=$(need_kdir)
 rel=$(make -s -C "$kdir" kernelrelease)
 grep -q '^CONFIG_LUF_HOOKS=y' "$kdir/include/config/auto.conf" ||
 	die "$kdir was built without CONFIG_LUF_HOOKS"
 
-stock=6.12.118+deb12-amd64
+stock=6.12.118+deb12-$ARCH_DEB
 pkgs="systemd-sysv,udev,kmod,dkms,procps,linux-image-$stock,linux-headers-$stock"
-key=$(echo "bookworm minbase $pkgs" | sha256sum | cut -c1-12)
+# Each kernel install builds an initramfs.  The default (MODULES=most)
+# copies most of the kernel's modules, which takes over an hour under
+# qemu-user; the test host boots from one virtio disk with ext4, so its
+# initramfs holds just those drivers (set before any kernel is installed).
+irfs_conf=/etc/initramfs-tools/conf.d/luf-check-host
+irfs_mods=/usr/share/initramfs-tools/modules.d/luf-check-host
+irfs_list="virtio_pci virtio_mmio virtio_blk ext4 crc32c_generic"
+key=$(echo "bookworm minbase $pkgs MODULES=list $irfs_list" | sha256sum | cut -c1-12)
 roots=$LUF_CACHE/hostroot
 tarball=$roots/bookworm-$key-$(date -u +%Y%m%d).tar
 mkdir -p "$roots"
 if [ ! -f "$tarball" ]; then
-	log "making a Debian 12 root with mmdebstrap (about 3 minutes): $pkgs"
+	log "making a Debian 12 root with mmdebstrap ($took): $pkgs"
 	rm -f "$roots"/bookworm-"$key"-*.tar
 	# mmdebstrap writes a tarball for a name ending in .tar
-	mmdebstrap --variant=minbase --aptopt='APT::Install-Recommends "false"' \
+	mmdebstrap --variant=minbase --arch="$ARCH_DEB" --aptopt='APT::Install-Recommends "false"' \
+		--essential-hook="mkdir -p \"\$1${irfs_conf%/*}\" \"\$1${irfs_mods%/*}\" &&
+			echo MODULES=list > \"\$1$irfs_conf\" &&
+			printf '%s\\n' $irfs_list > \"\$1$irfs_mods\"" \
 		--include="$pkgs" bookworm "${tarball%.tar}.tmp.tar" > "$roots/mmdebstrap.log" 2>&1 ||
 		{ tail -n 20 "$roots/mmdebstrap.log" >&2; die "mmdebstrap failed"; }
 	mv "${tarball%.tar}.tmp.tar" "$tarball"
@@ -130,8 +155,10 @@ kernel_postinst() {	# kernel_postinst RELEASE: what a kernel package's postinst 
 hdr=$root/usr/src/linux-headers-$rel
 install_headers() {	# the test kernel's headers, as a headers package has them
 	rm -rf "$hdr"
-	(cd "$kdir" && srctree=. SRCARCH=x86 CC=gcc HOSTCC=gcc MAKE=make \
-		sh scripts/package/install-extmod-build "$hdr") &&
+	# (a cross-built kernel: its host programs are built again for
+	# $ARCH_DEB, as a headers package has them)
+	(cd "$kdir" && srctree=. SRCARCH=$ARCH_KERNEL ARCH=$ARCH_KERNEL CROSS_COMPILE=$ARCH_CROSS \
+		CC="${ARCH_CROSS}gcc" HOSTCC=gcc MAKE=make sh scripts/package/install-extmod-build "$hdr") &&
 	mkdir -p "$root/lib/modules/$rel" &&
 	ln -sfn "/usr/src/linux-headers-$rel" "$root/lib/modules/$rel/build"
 }
@@ -247,10 +274,10 @@ mke2fs -q -t ext4 -L root -d "$root" "$img" 4G || die "mke2fs -d failed"
 boot() {
 	local b=$1 kr=$2 l=$LUF_OUT/check-host-boot$1.log line rc=0 seen=0 want
 	log "boot $b: $kr under QEMU (TCG, systemd; a few minutes)"
-	timeout --foreground -k 10 900 qemu-system-x86_64 -accel tcg,thread=multi -M q35 \
-		-cpu max -m 2G -smp 2 -nographic -no-reboot \
+	timeout --foreground -k 10 900 "${ARCH_QEMU_HOST[@]}" -accel tcg,thread=multi \
+		-m 2G -smp 2 -nographic -no-reboot \
 		-kernel "$root/boot/vmlinuz-$kr" -initrd "$root/boot/initrd.img-$kr" \
-		-append "root=/dev/vda rw console=ttyS0 no_timer_check panic=-1 quiet systemd.show_status=0" \
+		-append "root=/dev/vda rw console=$ARCH_CONSOLE${ARCH_APPEND:+ $ARCH_APPEND} panic=-1 quiet systemd.show_status=0" \
 		-drive "file=$img,if=virtio,format=raw" < /dev/null > "$l" 2>&1 || rc=$?
 	tr -d '\r' < "$l" | sed -n 's/^.*luf-host: \(ok - \|not ok - \|# \|end of boot \|boot of \)/\1/p' \
 		> "$work/boot$b.tap"
