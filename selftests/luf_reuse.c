@@ -149,8 +149,9 @@ FIXTURE_VARIANT_ADD(reuse, anon_mthp_migrate) {
  * MADV_FREE, which cleans it, makes reclaim discard it, which LUF does
  * not defer (luf_unmap_deferrable()).  Migration of one whose PMD was
  * split into clean read-only PTEs does defer: MIGRC keeps the 2 MiB
- * source, which goes back at PMD order.  arm64 folds the split PTEs into
- * contiguous blocks, as for anon_mthp.
+ * source, which goes back at PMD order.  On arm64 the split PTEs are
+ * contiguous blocks again, unfolded with a flush of their own, as for
+ * anon_mthp: ten attempts in broken mode 1 never read POISON.
  */
 FIXTURE_VARIANT_ADD(reuse, anon_thp_migrate) {
 	.brk = BRK_X86(BRK_REUSE), .how = BY_MIGRATION, .large = true, .thp = true,
