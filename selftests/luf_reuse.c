@@ -176,8 +176,6 @@ static void reuse_release(FIXTURE_DATA(reuse) *self)
 	self->poison = NULL;
 }
 
-/* anonymous 64 KiB mTHP: the knob of that size, "always" for the test */
-#define MTHP_KNOB	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
 /* PMD-sized THP: MADV_HUGEPAGE is enough unless this says never */
 #define THP_KNOB	"/sys/kernel/mm/transparent_hugepage/enabled"
 
@@ -195,63 +193,15 @@ FIXTURE_SETUP(reuse)
 			SKIP(return, "no 2 MiB THP (%s)", THP_KNOB);
 		return;
 	}
-	if (ps != 4096 || !path_exists(MTHP_KNOB))
-		SKIP(return, "no 64 KiB mTHP (%s)", MTHP_KNOB);
-	swap_on(_metadata, &self->swapon);
-	if (!self->swapon)
-		return;
-	ASSERT_LT(0, read_file(MTHP_KNOB, self->mthp_saved, sizeof(self->mthp_saved)));
-	/* "always [inherit] madvise never": the one in brackets */
-	ASSERT_EQ(0, write_file_str(MTHP_KNOB, "always"));
+	mthp_on(_metadata, &self->swapon, self->mthp_saved, sizeof(self->mthp_saved));
 }
 
 FIXTURE_TEARDOWN(reuse)
 {
-	char *b = strchr(self->mthp_saved, '['), *e = b ? strchr(b, ']') : NULL;
-
 	reuse_release(self);
 	demote_end();
-	if (b && e) {
-		*e = '\0';
-		write_file_str(MTHP_KNOB, b + 1);
-	}
-	swap_off(_metadata, &self->swapon);
+	mthp_off(_metadata, &self->swapon, self->mthp_saved);
 	luf_module_done();
-}
-
-/*
- * Anonymous memory that reclaim may defer: one 64 KiB mTHP of generation
- * @gen, mapped read-only and clean.  Written memory is mapped dirty, so
- * it is swapped out (zram), made read-only, and read back: a read fault
- * on a swap entry of a synchronous device with one reference allocates
- * an mTHP again (do_swap_page(), skipping the swap cache) and maps it
- * read-only and clean.  Reclaim puts it into the swap cache before it
- * unmaps it, as luf.ko wants of an anonymous folio.  Naturally aligned,
- * one page past a 2 MiB boundary's 64 KiB: one page table maps it.
- */
-static void anon_mthp_map(struct __test_metadata *_metadata, struct oracle *o,
-			  unsigned int gen)
-{
-	const size_t len = NPAGES * ps, res = MAP_ALIGN + 2 * len;
-	char *r, *p;
-	size_t i;
-
-	r = mmap(NULL, res, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ASSERT_NE(MAP_FAILED, r);
-	p = (char *)(((uintptr_t)r + MAP_ALIGN - 1) & ~(uintptr_t)(MAP_ALIGN - 1)) + len;
-	ASSERT_EQ(p, mmap(p, len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
-	/* the rest of the reservation goes */
-	munmap(r, p - r);
-	munmap(p + len, r + res - (p + len));
-	o->map = p;
-	o->f.size = len;
-	for (i = 0; i < len / 8; i++)
-		((uint64_t *)p)[i] = word(i, gen);
-	ASSERT_EQ(0, madvise(p, len, MADV_PAGEOUT));
-	ASSERT_EQ(0, mprotect(p, len, PROT_READ));
-	for (i = 0; i < len / 8; i++)
-		ASSERT_EQ(word(i, gen), ((volatile uint64_t *)p)[i]);
 }
 
 /*

@@ -16,8 +16,9 @@
  *	and no reader ever reads a word that is neither old nor new content.
  *  cow.<ext4|xfs|xfs_large[_migrate]|ext4_migrate|tmpfs_huge_migrate|
  *	ext4_shared|ext4_shared_migrate|xfs_shared_migrate|ext4_shared_read|
- *	xfs_shared_read>.write_upgrade
- *	(I2, write faults)
+ *	xfs_shared_read|anon_mthp>.write_upgrade
+ *	(I2, write faults; anon_mthp: a read-only, clean 64 KiB mTHP made
+ *	writable by mprotect() after its page-out)
  *	a MAP_PRIVATE (COW) or MAP_SHARED (*_shared) PROT_READ|PROT_WRITE
  *	file mapping, never written, so its PTEs are read-only; after the
  *	deferral CPU 0 writes generation G+1 into every word (write faults),
@@ -332,11 +333,13 @@ TEST_F_TIMEOUT(write, reclaim_then_write, 300)
 
 FIXTURE(cow) {
 	struct oracle o;
+	bool swapon;
+	char mthp_saved[32];
 };
 
 FIXTURE_VARIANT(cow) {
 	int brk;
-	const char *dir;
+	const char *dir;	/* NULL: anonymous memory (anon_mthp_map()) */
 	enum how how;
 	bool shared;
 	bool read_first;
@@ -398,15 +401,30 @@ FIXTURE_VARIANT_ADD(cow, xfs_shared_read) {
 	.brk = UPGRADE_BRK, .dir = LUF_XFS_DIR, .shared = true, .read_first = true,
 };
 
+/*
+ * One anonymous 64 KiB mTHP, read-only and clean after a swap-in, paged
+ * out, then made writable by mprotect() and written.  The deferral left
+ * the mm's batched-flush count raised (set_tlb_ubc_flush_pending()), and
+ * mprotect()'s change_pte_range() flushes the whole mm for it
+ * (flush_tlb_batched_pending()) before any write: the core covers it, no
+ * broken mode (twice ten attempts in mode 3 never read old content).
+ */
+FIXTURE_VARIANT_ADD(cow, anon_mthp) { .brk = 0, .large = true };
+
 FIXTURE_SETUP(cow)
 {
+	self->swapon = false;
+	self->mthp_saved[0] = '\0';
 	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
+	if (!_metadata->exit_code && !variant->dir)
+		mthp_on(_metadata, &self->swapon, self->mthp_saved, sizeof(self->mthp_saved));
 }
 
 FIXTURE_TEARDOWN(cow)
 {
 	oracle_release(&self->o);
+	mthp_off(_metadata, &self->swapon, self->mthp_saved);
 	luf_module_done();
 }
 
@@ -420,8 +438,12 @@ static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
 	struct rd_ctl *rd;
 	int ret;
 
-	ret = tfile_create(&self->o.f, variant->dir, "cow", NPAGES, gen);
-	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	if (!variant->dir) {
+		anon_mthp_map(_metadata, &self->o, gen);
+	} else {
+		ret = tfile_create(&self->o.f, variant->dir, "cow", NPAGES, gen);
+		ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+	}
 	rd = self->o.rd = rd_alloc();
 	ASSERT_NE(NULL, rd);
 	rd->mode = RD_CONTENT;
@@ -429,12 +451,17 @@ static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
 	rd->new_gen = gen + 1;
 	prefault_all();
 	/* after prefault_all(), which would write to it */
-	self->o.map = map_file(&self->o.f, PROT_READ | PROT_WRITE,
-			       variant->shared ? MAP_SHARED : MAP_PRIVATE);
-	ASSERT_NE(NULL, self->o.map);
+	if (variant->dir) {
+		self->o.map = map_file(&self->o.f, PROT_READ | PROT_WRITE,
+				       variant->shared ? MAP_SHARED : MAP_PRIVATE);
+		ASSERT_NE(NULL, self->o.map);
+	}
 	w = self->o.map;
 	open_window(_metadata, rd, self->o.map, self->o.f.size, variant->how,
 		    &e0, &e1, false);
+	/* the anonymous memory is read-only: made writable in the window */
+	if (!variant->dir)
+		ASSERT_EQ(0, mprotect(self->o.map, self->o.f.size, PROT_READ | PROT_WRITE));
 	if (variant->read_first) {
 		for (i = 0; i < words; i += ps / 8)
 			(void)w[i];
