@@ -161,16 +161,17 @@ flipper() {
 # cg_get CG FILE KEY: a value of a flat-keyed cgroup file
 cg_get() { awk -v k="$3" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1/$2" 2>/dev/null; }
 
-# tasks_of CG: "TID COMM STATE WCHAN UTIME STIME" (clock ticks) for every
-# task of CG, then the first frames of each D-state task's kernel stack
+# tasks_of CG: "TID STATE UTIME STIME WCHAN COMM" (the thread's own clock
+# ticks; state ? for a task gone meanwhile) for every task of CG, then the
+# first frames of each D-state task's kernel stack
 tasks_of() {
 	while read -r t; do
 		# fields 3, 14 and 15 of stat, after the "PID (COMM) " prefix
 		read -r st ut kt <<-EOF
-		$(sed 's/^.*) //' "/proc/$t/stat" 2>/dev/null | cut -d' ' -f1,12,13)
+		$(sed 's/^.*) //' "/proc/$t/task/$t/stat" 2>/dev/null | cut -d' ' -f1,12,13)
 		EOF
-		echo "$t $(cat "/proc/$t/comm" 2>/dev/null) ${st:-?} $(cat "/proc/$t/wchan" 2>/dev/null)" \
-			"${ut:-0} ${kt:-0}"
+		wc=$(cat "/proc/$t/wchan" 2>/dev/null)
+		echo "$t ${st:-?} ${ut:-0} ${kt:-0} ${wc:-0} $(cat "/proc/$t/comm" 2>/dev/null)"
 		[ "$st" = D ] && head -n 8 "/proc/$t/stack" 2>/dev/null | sed 's/^/    /'
 	done < "$1/cgroup.threads"
 }
@@ -181,11 +182,11 @@ tasks_of() {
 # ignores its timeout runs in user space; reclaim or a kernel livelock
 # shows as system time)
 stuck_why() {
-	awk 'NR == FNR { if (!/^    /) { u[$1] = $5; s[$1] = $6 }; next }
-		!/^    / { n[$3 " " $4]++
-			if ($1 in u) { du += $5 - u[$1]; ds += $6 - s[$1] } }
+	awk 'FILENAME == ARGV[1] { if (!/^    / && $2 != "?") { u[$1] = $3; s[$1] = $4 }; next }
+		!/^    / && $2 != "?" { n[$2 " " $5]++
+			if ($1 in u) { du += $3 - u[$1]; ds += $4 - s[$1] } }
 		END { for (k in n) printf "%s%d %s", c++ ? ", " : "", n[k], k
-			printf "; in 2 s: user %d, system %d ticks", du, ds }' "$1" "$2"
+			printf "; over about 2 s: user %d, system %d ticks", du, ds }' "$1" "$2"
 }
 
 # stage_wait PID CG SECS LOG: wait for a stage (PID, its tasks in CG) for
@@ -285,7 +286,7 @@ run_stress() {
 		else
 			case $rc in
 			0) echo "ok 1 stress-ng/$name" ;;
-			124) echo "not ok 1 stress-ng/$name # TIMEOUT: killed $STUCK s after its --timeout; $STAGE_WHY" ;;
+			124) echo "not ok 1 stress-ng/$name # TIMEOUT: killed $((STUCK + 2)) s after its --timeout; $STAGE_WHY" ;;
 			125) echo "not ok 1 stress-ng/$name # TIMEOUT: stuck in the kernel, not even SIGKILL ended it; $STAGE_WHY" ;;
 			2) echo "not ok 1 stress-ng/$name rc=2: a stressor failed (--verify or an error, see above)" ;;
 			4) echo "ok 1 stress-ng/$name # SKIP rc=4: stressor not implemented here" ;;
