@@ -189,8 +189,11 @@ FIXTURE_SETUP(reuse)
 	if (_metadata->exit_code || variant->dir)
 		return;
 	if (variant->thp) {
-		if (ps != 4096 || !path_exists(THP_KNOB))
-			SKIP(return, "no 2 MiB THP (%s)", THP_KNOB);
+		char thp[64] = "";
+
+		if (ps != 4096 || read_file(THP_KNOB, thp, sizeof(thp)) <= 0 ||
+		    strstr(thp, "[never]"))
+			SKIP(return, "no 2 MiB THP (%s: %s)", THP_KNOB, thp);
 		return;
 	}
 	mthp_on(_metadata, &self->swapon, self->mthp_saved, sizeof(self->mthp_saved));
@@ -210,14 +213,14 @@ FIXTURE_TEARDOWN(reuse)
  * by a PMD; MADV_FREE of all of it clears the PMD's dirty bit (and makes
  * the folio lazily freed, which only reclaim cares about); mprotect() of
  * its first page splits the PMD into PTEs that keep it clean, then of the
- * rest.  MAP_ALIGN-aligned, so that the fault maps a THP (asserted: a
- * compound head whose last page is a contiguous tail).
+ * rest.  MAP_ALIGN-aligned, so that the fault maps a THP (asserted
+ * through /proc/kpageflags, and that MADV_FREE cleaned it).
  */
 static void anon_thp_map(struct __test_metadata *_metadata, struct oracle *o,
 			 unsigned int gen)
 {
 	const size_t len = MAP_ALIGN, n = len / ps;
-	uint64_t pfn[2], kpf[2];
+	uint64_t pfn[2], kpf[3];
 	char *r, *p;
 	size_t i;
 	int fd;
@@ -235,18 +238,26 @@ static void anon_thp_map(struct __test_metadata *_metadata, struct oracle *o,
 	ASSERT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
 	for (i = 0; i < len / 8; i++)
 		((uint64_t *)p)[i] = word(i, gen);
-	/* a THP: a compound head, and its last page a contiguous tail */
+	/*
+	 * A THP (kpageflags THP 22): a compound head (15), and its last
+	 * page a contiguous tail (16)
+	 */
 	ASSERT_EQ(0, luf_pagemap_pfns(p, 1, &pfn[0]));
 	ASSERT_EQ(0, luf_pagemap_pfns(p + len - ps, 1, &pfn[1]));
 	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(8, pread(fd, &kpf[i], 8, pfn[i] * 8));
-	close(fd);
-	ASSERT_TRUE((kpf[0] & 1ULL << 15) && (kpf[1] & 1ULL << 16) && pfn[1] == pfn[0] + n - 1)
+	ASSERT_TRUE((kpf[0] & 1ULL << 22) && (kpf[0] & 1ULL << 15) &&
+		    (kpf[1] & 1ULL << 16) && pfn[1] == pfn[0] + n - 1)
 		TH_LOG("the fault mapped no 2 MiB THP: PFNs 0x%" PRIx64 " 0x%" PRIx64
 		       ", kpageflags 0x%" PRIx64 " 0x%" PRIx64, pfn[0], pfn[1], kpf[0], kpf[1]);
 	ASSERT_EQ(0, madvise(p, len, MADV_FREE));
+	/* MADV_FREE skips a folio it cannot lock: then it stays dirty (4) */
+	ASSERT_EQ(8, pread(fd, &kpf[2], 8, pfn[0] * 8));
+	close(fd);
+	ASSERT_EQ((uint64_t)0, kpf[2] & 1ULL << 4)
+		TH_LOG("MADV_FREE left the THP dirty: kpageflags 0x%" PRIx64, kpf[2]);
 	ASSERT_EQ(0, mprotect(p, ps, PROT_READ));
 	ASSERT_EQ(0, mprotect(p, len, PROT_READ));
 	for (i = 0; i < len / 8; i++)
