@@ -27,7 +27,7 @@
 #   make dkms-deb    the luf-dkms package, out/deb/luf-dkms_VERSION_all.deb
 #   make check-host  both installed, used and removed on a Debian 12 root:
 #                    in a chroot, then booted with systemd under QEMU
-#                    (x86_64; not part of make check)
+#                    (LUF_ARCH's; not part of make check)
 #   make clean       remove module build products and out/ (keeps out/*/kdir)
 # LUF_ARCH=x86_64 (default) or arm64 (cross-built, booted in qemu-system-aarch64)
 # selects the architecture for every target.
