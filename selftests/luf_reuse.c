@@ -220,19 +220,11 @@ static void anon_thp_map(struct __test_metadata *_metadata, struct oracle *o,
 			 unsigned int gen)
 {
 	const size_t len = MAP_ALIGN, n = len / ps;
+	char *p = map_aligned(len, 0, PROT_READ | PROT_WRITE, MAP_PRIVATE, -1);
 	uint64_t pfn[2], kpf[3];
-	char *r, *p;
 	size_t i;
-	int fd;
 
-	r = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ASSERT_NE(MAP_FAILED, r);
-	p = (char *)(((uintptr_t)r + len - 1) & ~(uintptr_t)(len - 1));
-	ASSERT_EQ(p, mmap(p, len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
-	if (p > r)
-		munmap(r, p - r);
-	munmap(p + len, r + 2 * len - (p + len));
+	ASSERT_NE(NULL, p);
 	o->map = p;
 	o->f.size = len;
 	ASSERT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
@@ -244,18 +236,15 @@ static void anon_thp_map(struct __test_metadata *_metadata, struct oracle *o,
 	 */
 	ASSERT_EQ(0, luf_pagemap_pfns(p, 1, &pfn[0]));
 	ASSERT_EQ(0, luf_pagemap_pfns(p + len - ps, 1, &pfn[1]));
-	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd);
 	for (i = 0; i < 2; i++)
-		ASSERT_EQ(8, pread(fd, &kpf[i], 8, pfn[i] * 8));
+		ASSERT_EQ(0, kpage_read("/proc/kpageflags", pfn[i], &kpf[i]));
 	ASSERT_TRUE((kpf[0] & 1ULL << 22) && (kpf[0] & 1ULL << 15) &&
 		    (kpf[1] & 1ULL << 16) && pfn[1] == pfn[0] + n - 1)
 		TH_LOG("the fault mapped no 2 MiB THP: PFNs 0x%" PRIx64 " 0x%" PRIx64
 		       ", kpageflags 0x%" PRIx64 " 0x%" PRIx64, pfn[0], pfn[1], kpf[0], kpf[1]);
 	ASSERT_EQ(0, madvise(p, len, MADV_FREE));
 	/* MADV_FREE skips a folio it cannot lock: then it stays dirty (4) */
-	ASSERT_EQ(8, pread(fd, &kpf[2], 8, pfn[0] * 8));
-	close(fd);
+	ASSERT_EQ(0, kpage_read("/proc/kpageflags", pfn[0], &kpf[2]));
 	ASSERT_EQ((uint64_t)0, kpf[2] & 1ULL << 4)
 		TH_LOG("MADV_FREE left the THP dirty: kpageflags 0x%" PRIx64, kpf[2]);
 	ASSERT_EQ(0, mprotect(p, ps, PROT_READ));

@@ -461,6 +461,19 @@ static inline int move_to_node(void *map, size_t len, int node)
  * from lazy TLB mode flushes).  Prints nothing unless it fails (see the
  * window rule above).
  */
+/* The 64-bit entry of @pfn in @file (/proc/kpage*): 0 or -errno */
+static inline int kpage_read(const char *file, uint64_t pfn, uint64_t *v)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, v, 8, pfn * 8) != 8)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
 /*
  * What became of the page at @pfn, for a failure report: its
  * /proc/kpageflags bits (LRU 5, BUDDY 10, MMAP 11, COMPOUND_HEAD 15,
@@ -469,20 +482,9 @@ static inline int move_to_node(void *map, size_t len, int node)
 static inline void page_fate(struct __test_metadata *_metadata, uint64_t pfn)
 {
 	uint64_t flags = 0, count = 0;
-	int fd;
 
-	fd = open("/proc/kpageflags", O_RDONLY);
-	if (fd >= 0) {
-		if (pread(fd, &flags, 8, pfn * 8) != 8)
-			flags = 0;
-		close(fd);
-	}
-	fd = open("/proc/kpagecount", O_RDONLY);
-	if (fd >= 0) {
-		if (pread(fd, &count, 8, pfn * 8) != 8)
-			count = 0;
-		close(fd);
-	}
+	kpage_read("/proc/kpageflags", pfn, &flags);
+	kpage_read("/proc/kpagecount", pfn, &count);
 	TH_LOG("page 0 was PFN 0x%" PRIx64 ": kpageflags 0x%" PRIx64
 	       " (lru %d buddy %d mmap %d head %d tail %d), kpagecount %" PRIu64,
 	       pfn, flags, !!(flags & 1ULL << 5), !!(flags & 1ULL << 10),
@@ -715,6 +717,32 @@ static inline int tfile_charge_cg(const struct luf_file *f)
 }
 
 /*
+ * mmap(@len bytes of @fd, or anonymous memory for -1) at @off bytes past
+ * an address aligned to MAP_ALIGN, out of a PROT_NONE reservation whose
+ * rest is unmapped again.  NULL if mmap() fails.
+ */
+static inline void *map_aligned(size_t len, size_t off, int prot, int flags, int fd)
+{
+	size_t res = MAP_ALIGN + off + len;
+	char *r, *p;
+
+	r = mmap(NULL, res, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	p = (char *)(((uintptr_t)r + MAP_ALIGN - 1) & ~(uintptr_t)(MAP_ALIGN - 1)) + off;
+	if (mmap(p, len, prot, flags | MAP_FIXED | (fd < 0 ? MAP_ANONYMOUS : 0),
+		 fd, 0) == MAP_FAILED) {
+		munmap(r, res);
+		return NULL;
+	}
+	if (p > r)
+		munmap(r, p - r);
+	if (r + res > p + len)
+		munmap(p + len, r + res - (p + len));
+	return p;
+}
+
+/*
  * All of @f, one page past an address aligned to MAP_ALIGN:
  * - in one page table (for files up to MAP_ALIGN less a page).
  *   MADV_PAGEOUT reclaims a large folio only where one page table maps
@@ -730,23 +758,10 @@ static inline int tfile_charge_cg(const struct luf_file *f)
  */
 static inline void *map_file(struct luf_file *f, int prot, int flags)
 {
-	size_t len = f->size + MAP_ALIGN + ps;
-	char *r, *p, *end;
+	void *p = map_aligned(f->size, ps, prot, flags, f->fd);
 
-	r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r == MAP_FAILED)
-		return NULL;
-	p = (char *)(((uintptr_t)r + MAP_ALIGN - 1) & ~(uintptr_t)(MAP_ALIGN - 1)) + ps;
-	if (mmap(p, f->size, prot, flags | MAP_FIXED, f->fd, 0) == MAP_FAILED) {
-		munmap(r, len);
-		return NULL;
-	}
-	/* the rest of the reservation goes */
-	end = p + f->size;
-	munmap(r, p - r);
-	if (r + len > end)
-		munmap(end, r + len - end);
-	madvise(p, f->size, MADV_NOHUGEPAGE);
+	if (p)
+		madvise(p, f->size, MADV_NOHUGEPAGE);
 	return p;
 }
 
@@ -775,18 +790,11 @@ static inline void *anon_buf(size_t len)
 static inline void anon_mthp_map(struct __test_metadata *_metadata, struct oracle *o,
 				  unsigned int gen)
 {
-	const size_t len = NPAGES * ps, res = MAP_ALIGN + 2 * len;
-	char *r, *p;
+	const size_t len = NPAGES * ps;
+	char *p = map_aligned(len, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, -1);
 	size_t i;
 
-	r = mmap(NULL, res, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ASSERT_NE(MAP_FAILED, r);
-	p = (char *)(((uintptr_t)r + MAP_ALIGN - 1) & ~(uintptr_t)(MAP_ALIGN - 1)) + len;
-	ASSERT_EQ(p, mmap(p, len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
-	/* the rest of the reservation goes */
-	munmap(r, p - r);
-	munmap(p + len, r + res - (p + len));
+	ASSERT_NE(NULL, p);
 	o->map = p;
 	o->f.size = len;
 	for (i = 0; i < len / 8; i++)
