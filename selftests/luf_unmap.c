@@ -3,14 +3,17 @@
  * luf_unmap: munmap and mprotect keep their stock semantics (I3)
  * (the oracles, readers and broken modes: oracle.h).
  *
- *  unmap.<mprotect|munmap>[_xfs_large|_tmpfs_huge][_migrate].access_faults (I3)
+ *  unmap.<mprotect|munmap>[_xfs_large|_tmpfs_huge|_anon_mthp][_migrate].access_faults
+ *	(I3)
  *	after the deferral (reclaim, or MIGRC for _migrate),
  *	mprotect(PROT_NONE) of the whole mapping, or
  *	munmap of pages 4-11 in the middle of it (so its page table stays),
  *	then a signal to the readers.  _xfs_large: the file is one 16-page
  *	XFS folio, so munmap takes the middle of a large folio;
  *	_tmpfs_huge: one PMD-sized folio of the huge=always tmpfs, mapped by
- *	PTEs.  Oracle: every access to that range
+ *	PTEs; _anon_mthp: one anonymous 64 KiB mTHP, read-only and clean
+ *	after a swap-in (anon_mthp_map()), paged out to zram or migrated.
+ *	Oracle: every access to that range
  *	after the signal faults (SIGSEGV, caught with sigsetjmp/siglongjmp); a
  *	successful read means a stale translation.  The flush here is the
  *	core's (flush_tlb_batched_pending() per mm), not the module's, so
@@ -39,6 +42,8 @@
 
 FIXTURE(unmap) {
 	struct oracle o;
+	bool swapon;
+	char mthp_saved[32];
 };
 
 /*
@@ -53,6 +58,7 @@ FIXTURE_VARIANT(unmap) {
 	enum how how;
 	bool large;		/* one large folio, not ext4's order 0 */
 	const char *dir;	/* with .large: tmpfs huge=always, else XFS */
+	bool anon;		/* one anonymous mTHP (anon_mthp_map()) */
 };
 
 FIXTURE_VARIANT_ADD(unmap, mprotect) { .brk = 0, .munmap = false };
@@ -70,6 +76,12 @@ FIXTURE_VARIANT_ADD(unmap, munmap_tmpfs_huge_migrate) {
 FIXTURE_VARIANT_ADD(unmap, mprotect_tmpfs_huge_migrate) {
 	.brk = 0, .munmap = false, .how = BY_MIGRATION, .large = true, .dir = LUF_THP_DIR,
 };
+FIXTURE_VARIANT_ADD(unmap, munmap_anon_mthp) {
+	.brk = 0, .munmap = true, .large = true, .anon = true,
+};
+FIXTURE_VARIANT_ADD(unmap, mprotect_anon_mthp_migrate) {
+	.brk = 0, .munmap = false, .how = BY_MIGRATION, .large = true, .anon = true,
+};
 
 static const char *unmap_dir(const FIXTURE_VARIANT(unmap) *variant)
 {
@@ -80,14 +92,19 @@ static const char *unmap_dir(const FIXTURE_VARIANT(unmap) *variant)
 
 FIXTURE_SETUP(unmap)
 {
+	self->swapon = false;
+	self->mthp_saved[0] = '\0';
 	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, unmap_dir(variant),
 		     variant->how);
+	if (!_metadata->exit_code && variant->anon)
+		mthp_on(_metadata, &self->swapon, self->mthp_saved, sizeof(self->mthp_saved));
 }
 
 FIXTURE_TEARDOWN(unmap)
 {
 	oracle_release(&self->o);
+	mthp_off(_metadata, &self->swapon, self->mthp_saved);
 	luf_module_done();
 }
 
@@ -101,10 +118,14 @@ TEST_F_TIMEOUT(unmap, access_faults, 180)
 	struct rd_sum s;
 	int ret, err;
 
-	ret = tfile_create(&self->o.f, unmap_dir(variant), "unmap", NPAGES, gen);
-	ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
-	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
-	ASSERT_NE(NULL, self->o.map);
+	if (variant->anon) {
+		anon_mthp_map(_metadata, &self->o, gen);
+	} else {
+		ret = tfile_create(&self->o.f, unmap_dir(variant), "unmap", NPAGES, gen);
+		ASSERT_EQ(0, ret) TH_LOG("test file: %s", strerror(-ret));
+		self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+		ASSERT_NE(NULL, self->o.map);
+	}
 	rd = self->o.rd = rd_alloc();
 	ASSERT_NE(NULL, rd);
 	rd->mode = RD_FAULT;
