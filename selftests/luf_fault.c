@@ -105,7 +105,6 @@ FIXTURE(fault) {
 	void *lock;		/* the test process's mlocked mapping */
 	char cg[256];
 	pid_t child;
-	bool swapon;
 	char page_cluster[16];	/* vm.page-cluster to put back, or "" */
 };
 
@@ -377,7 +376,6 @@ FIXTURE_SETUP(fault)
 	self->lock = NULL;
 	self->cg[0] = '\0';
 	self->child = -1;
-	self->swapon = false;
 	self->page_cluster[0] = '\0';
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir,
 		     BY_PAGEOUT);
@@ -388,7 +386,7 @@ FIXTURE_SETUP(fault)
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
 	if (strcmp(variant->dir, LUF_TMP_DIR))
 		return;
-	swap_on(_metadata, &self->swapon);
+	swap_on(_metadata, &self->o.swapon);
 	/*
 	 * The fault swaps page 0 back in, and swap readahead would charge
 	 * its neighbours too, to a memcg at its limit whose test pages are
@@ -405,7 +403,7 @@ FIXTURE_TEARDOWN(fault)
 	fault_release(self);
 	if (self->page_cluster[0])
 		write_file_str(PAGE_CLUSTER, self->page_cluster);
-	swap_off(_metadata, &self->swapon);
+	swap_off(_metadata, &self->o.swapon);
 	luf_module_done();
 }
 

@@ -113,8 +113,6 @@ static int uffd_register(int uffd, void *addr, size_t len, uint64_t mode)
 
 FIXTURE(forcewrite) {
 	struct oracle o;
-	bool swapon;
-	char mthp_saved[32];
 };
 
 FIXTURE_VARIANT(forcewrite) {
@@ -129,19 +127,17 @@ FIXTURE_VARIANT_ADD(forcewrite, anon_mthp_migrate) {
 
 FIXTURE_SETUP(forcewrite)
 {
-	self->swapon = false;
-	self->mthp_saved[0] = '\0';
 	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR,
 		     BY_MIGRATION);
-	if (!_metadata->exit_code && variant->large)
-		mthp_on(_metadata, &self->swapon, self->mthp_saved, sizeof(self->mthp_saved));
+	if (variant->large)
+		mthp_on(_metadata, &self->o);
 }
 
 FIXTURE_TEARDOWN(forcewrite)
 {
 	oracle_release(&self->o);
-	mthp_off(_metadata, &self->swapon, self->mthp_saved);
+	mthp_off(_metadata, &self->o);
 	luf_module_done();
 }
 
@@ -207,7 +203,6 @@ TEST_F_TIMEOUT(forcewrite, proc_mem_write, 300)
 FIXTURE(uffdmove) {
 	struct oracle o;	/* o.map: gap, S, gap, D, gap (PROT_NONE) */
 	int uffd, pagemap;
-	bool swapon;
 };
 
 FIXTURE_VARIANT(uffdmove) {
@@ -230,13 +225,12 @@ static void uffdmove_release(FIXTURE_DATA(uffdmove) *self)
 FIXTURE_SETUP(uffdmove)
 {
 	self->uffd = self->pagemap = -1;
-	self->swapon = false;
 	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
 	if (_metadata->exit_code)
 		return;
 	self->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->pagemap);
-	swap_on(_metadata, &self->swapon);
+	swap_on(_metadata, &self->o.swapon);
 }
 
 FIXTURE_TEARDOWN(uffdmove)
@@ -244,7 +238,7 @@ FIXTURE_TEARDOWN(uffdmove)
 	uffdmove_release(self);
 	if (self->pagemap >= 0)
 		close(self->pagemap);
-	swap_off(_metadata, &self->swapon);
+	swap_off(_metadata, &self->o.swapon);
 	luf_module_done();
 }
 
@@ -582,7 +576,6 @@ TEST_F_TIMEOUT(dio, write_in_flight, 300)
 FIXTURE(uffdwp) {
 	struct oracle o;
 	struct child c;
-	bool swapon;
 };
 
 FIXTURE_VARIANT(uffdwp) {
@@ -624,20 +617,19 @@ static void uffdwp_release(FIXTURE_DATA(uffdwp) *self)
 FIXTURE_SETUP(uffdwp)
 {
 	child_init(&self->c);
-	self->swapon = false;
 	g_large = !strcmp(variant->dir, LUF_THP_DIR);
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 	if (_metadata->exit_code)
 		return;
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
 	if (variant->how == BY_PAGEOUT)
-		swap_on(_metadata, &self->swapon);
+		swap_on(_metadata, &self->o.swapon);
 }
 
 FIXTURE_TEARDOWN(uffdwp)
 {
 	uffdwp_release(self);
-	swap_off(_metadata, &self->swapon);
+	swap_off(_metadata, &self->o.swapon);
 	luf_module_done();
 }
 

@@ -226,22 +226,14 @@ FIXTURE_VARIANT_ADD(race, madvfree_uffdwp) {
 
 FIXTURE_SETUP(race)
 {
-	int ret;
-
 	self->pm = -1;
 	self->kpf = -1;
 	LUF_BREAK_SKIP(variant->brk);
-	if (nr_cpus() < 1 + W_NR + 1)
-		SKIP(return, "needs %d CPUs", 2 + W_NR);
 	if (!numa_node_has_memory(RACE_NODE))
 		SKIP(return, "needs memory on NUMA node %d", RACE_NODE);
-	ret = luf_module_fresh_brk();
-	ASSERT_EQ(0, ret) TH_LOG("loading %s (LUF_BREAK=%d): %s", luf_ko_path(),
-				 luf_env()->brk, strerror(-ret));
-	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
-	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
-	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
-	ASSERT_EQ(0, pin_to_cpu(0));
+	luf_prepare(_metadata, variant->brk, 1 + W_NR + 1);
+	if (_metadata->exit_code)
+		return;
 	self->pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->pm) TH_LOG("/proc/self/pagemap: %s", strerror(errno));
 	self->kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);

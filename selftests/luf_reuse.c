@@ -108,8 +108,6 @@
 FIXTURE(reuse) {
 	struct oracle o;
 	uint64_t *poison;
-	bool swapon;
-	char mthp_saved[32];
 };
 
 FIXTURE_VARIANT(reuse) {
@@ -182,8 +180,6 @@ static void reuse_release(FIXTURE_DATA(reuse) *self)
 FIXTURE_SETUP(reuse)
 {
 	self->poison = NULL;
-	self->swapon = false;
-	self->mthp_saved[0] = '\0';
 	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 	if (_metadata->exit_code || variant->dir)
@@ -196,14 +192,14 @@ FIXTURE_SETUP(reuse)
 			SKIP(return, "no 2 MiB THP (%s: %s)", THP_KNOB, thp);
 		return;
 	}
-	mthp_on(_metadata, &self->swapon, self->mthp_saved, sizeof(self->mthp_saved));
+	mthp_on(_metadata, &self->o);
 }
 
 FIXTURE_TEARDOWN(reuse)
 {
 	reuse_release(self);
 	demote_end();
-	mthp_off(_metadata, &self->swapon, self->mthp_saved);
+	mthp_off(_metadata, &self->o);
 	luf_module_done();
 }
 

@@ -132,6 +132,29 @@ static inline bool luf_brk_mine(int brk)
 		SKIP(return, "not a test of broken mode %d", luf_env()->brk); \
 } while (0)
 
+/*
+ * Load luf.ko for a test that broken mode @brk must catch (0: none), with
+ * enabled=1, migrc_enabled=1 and max_defer_ms=60000; in a broken run, skip
+ * a test of another mode, and skip with fewer than @cpus CPUs.  Pins the
+ * caller to CPU 0.
+ */
+static inline void luf_prepare(struct __test_metadata *_metadata, int brk, int cpus)
+{
+	int ret;
+
+	LUF_BREAK_SKIP(brk);
+	if (nr_cpus() < cpus)
+		SKIP(return, "needs %d CPUs", cpus);
+	ret = luf_module_fresh_brk();
+	ASSERT_EQ(0, ret) TH_LOG("loading %s (LUF_BREAK=%d): %s", luf_ko_path(),
+				 luf_env()->brk, strerror(-ret));
+	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
+	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
+	ASSERT_EQ(0, pin_to_cpu(0));
+	sync();
+}
+
 /* luf_main() flags */
 #define LUF_NEED_MODULE	1	/* skip the program without luf.ko */
 #define LUF_QUIET	2	/* luf_quiet_cpus() for quiet reader CPUs */

@@ -42,8 +42,6 @@
 
 FIXTURE(unmap) {
 	struct oracle o;
-	bool swapon;
-	char mthp_saved[32];
 };
 
 /*
@@ -92,19 +90,17 @@ static const char *unmap_dir(const FIXTURE_VARIANT(unmap) *variant)
 
 FIXTURE_SETUP(unmap)
 {
-	self->swapon = false;
-	self->mthp_saved[0] = '\0';
 	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, unmap_dir(variant),
 		     variant->how);
-	if (!_metadata->exit_code && variant->anon)
-		mthp_on(_metadata, &self->swapon, self->mthp_saved, sizeof(self->mthp_saved));
+	if (variant->anon)
+		mthp_on(_metadata, &self->o);
 }
 
 FIXTURE_TEARDOWN(unmap)
 {
 	oracle_release(&self->o);
-	mthp_off(_metadata, &self->swapon, self->mthp_saved);
+	mthp_off(_metadata, &self->o);
 	luf_module_done();
 }
 

@@ -66,7 +66,6 @@ FIXTURE(write) {
 	struct luf_file src;
 	uint64_t *buf;
 	int pipefd[2];
-	bool swapon;
 };
 
 /*
@@ -173,20 +172,19 @@ FIXTURE_SETUP(write)
 	self->src.fd = -1;
 	self->buf = NULL;
 	self->pipefd[0] = self->pipefd[1] = -1;
-	self->swapon = false;
 	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
 	if (_metadata->exit_code)
 		return;
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
 	if (variant->how == BY_PAGEOUT && !strcmp(variant->dir, LUF_TMP_DIR))
-		swap_on(_metadata, &self->swapon);
+		swap_on(_metadata, &self->o.swapon);
 }
 
 FIXTURE_TEARDOWN(write)
 {
 	write_release(self);
-	swap_off(_metadata, &self->swapon);
+	swap_off(_metadata, &self->o.swapon);
 	luf_module_done();
 }
 
@@ -333,8 +331,6 @@ TEST_F_TIMEOUT(write, reclaim_then_write, 300)
 
 FIXTURE(cow) {
 	struct oracle o;
-	bool swapon;
-	char mthp_saved[32];
 };
 
 FIXTURE_VARIANT(cow) {
@@ -413,18 +409,16 @@ FIXTURE_VARIANT_ADD(cow, anon_mthp) { .brk = 0, .large = true };
 
 FIXTURE_SETUP(cow)
 {
-	self->swapon = false;
-	self->mthp_saved[0] = '\0';
 	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
-	if (!_metadata->exit_code && !variant->dir)
-		mthp_on(_metadata, &self->swapon, self->mthp_saved, sizeof(self->mthp_saved));
+	if (!variant->dir)
+		mthp_on(_metadata, &self->o);
 }
 
 FIXTURE_TEARDOWN(cow)
 {
 	oracle_release(&self->o);
-	mthp_off(_metadata, &self->swapon, self->mthp_saved);
+	mthp_off(_metadata, &self->o);
 	luf_module_done();
 }
 
@@ -484,7 +478,6 @@ FIXTURE(swapin) {
 	struct oracle o;
 	pid_t child;
 	int gate[2];
-	bool swapon;
 };
 
 /*
@@ -515,11 +508,10 @@ FIXTURE_SETUP(swapin)
 {
 	self->child = -1;
 	self->gate[0] = self->gate[1] = -1;
-	self->swapon = false;
 	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
 	if (_metadata->exit_code)
 		return;
-	swap_on(_metadata, &self->swapon);
+	swap_on(_metadata, &self->o.swapon);
 }
 
 static void swapin_release(FIXTURE_DATA(swapin) *self)
@@ -549,7 +541,7 @@ static void swapin_release(FIXTURE_DATA(swapin) *self)
 FIXTURE_TEARDOWN(swapin)
 {
 	swapin_release(self);
-	swap_off(_metadata, &self->swapon);
+	swap_off(_metadata, &self->o.swapon);
 	luf_module_done();
 }
 

@@ -196,6 +196,8 @@ struct oracle {
 	struct rd_ctl *rd;
 	struct luf_file f;
 	void *map;
+	bool swapon;		/* swap_on() turned swap on */
+	char mthp_saved[32];	/* mthp_on(): the 64 KiB knob's setting */
 };
 
 /* map_file()'s alignment: a PMD on x86 and on arm64 with 4 KiB pages */
@@ -351,28 +353,6 @@ static inline void prefault_all(void)
 		}
 	}
 	fclose(f);
-}
-
-/*
- * Load luf.ko for a test that broken mode @brk must catch (0: none), with
- * enabled=1, migrc_enabled=1 and max_defer_ms=60000; in a broken run, skip a test of
- * another mode.  Pins the caller to CPU 0.
- */
-static inline void luf_prepare(struct __test_metadata *_metadata, int brk)
-{
-	int ret;
-
-	LUF_BREAK_SKIP(brk);
-	if (nr_cpus() < 1 + NREADERS)
-		SKIP(return, "needs %d CPUs", 1 + NREADERS);
-	ret = luf_module_fresh_brk();
-	ASSERT_EQ(0, ret) TH_LOG("loading %s (LUF_BREAK=%d): %s", luf_ko_path(),
-				 luf_env()->brk, strerror(-ret));
-	ASSERT_EQ(0, luf_knob_write(KNOB(max_defer_ms), "60000"));
-	ASSERT_EQ(0, luf_knob_write(KNOB(enabled), "1"));
-	ASSERT_EQ(0, luf_knob_write(KNOB(migrc_enabled), "1"));
-	ASSERT_EQ(0, pin_to_cpu(0));
-	sync();
 }
 
 static inline const char *how_skip(enum how how)
@@ -635,34 +615,35 @@ static inline void swap_off(struct __test_metadata *_metadata, bool *on)
 #define MTHP_KNOB	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
 
 /*
- * FIXTURE_SETUP of a test of anonymous mTHP (anon_mthp_map()): swap on
- * (*@swapon) and the 64 KiB size "always", its setting saved in @saved;
- * skips without either.  mthp_off() undoes it.
+ * FIXTURE_SETUP of a test of anonymous mTHP (anon_mthp_map()), after
+ * oracle_setup(): swap on and the 64 KiB size "always", its setting saved
+ * in @o; skips without either.  mthp_off() (FIXTURE_TEARDOWN) undoes what
+ * it did.
  */
-static inline void mthp_on(struct __test_metadata *_metadata, bool *swapon,
-			   char *saved, size_t len)
+static inline void mthp_on(struct __test_metadata *_metadata, struct oracle *o)
 {
-	saved[0] = '\0';
+	if (_metadata->exit_code)
+		return;
 	if (luf_page_size() != 4096 || !path_exists(MTHP_KNOB))
 		SKIP(return, "no 64 KiB mTHP (%s)", MTHP_KNOB);
-	swap_on(_metadata, swapon);
-	if (!*swapon)
+	swap_on(_metadata, &o->swapon);
+	if (!o->swapon)
 		return;
-	ASSERT_LT(0, read_file(MTHP_KNOB, saved, len));
+	ASSERT_LT(0, read_file(MTHP_KNOB, o->mthp_saved, sizeof(o->mthp_saved)));
 	ASSERT_EQ(0, write_file_str(MTHP_KNOB, "always"));
 }
 
-static inline void mthp_off(struct __test_metadata *_metadata, bool *swapon,
-			    char *saved)
+static inline void mthp_off(struct __test_metadata *_metadata, struct oracle *o)
 {
 	/* "always [inherit] madvise never": the one in brackets */
-	char *b = strchr(saved, '['), *e = b ? strchr(b, ']') : NULL;
+	char *b = strchr(o->mthp_saved, '['), *e = b ? strchr(b, ']') : NULL;
 
 	if (b && e) {
 		*e = '\0';
 		write_file_str(MTHP_KNOB, b + 1);
 	}
-	swap_off(_metadata, swapon);
+	o->mthp_saved[0] = '\0';
+	swap_off(_metadata, &o->swapon);
 }
 
 /* ---- test files ------------------------------------------------------ */
@@ -930,7 +911,9 @@ static inline void oracle_setup(struct __test_metadata *_metadata, struct oracle
 	o->rd = NULL;
 	o->f.fd = -1;
 	o->map = NULL;
-	luf_prepare(_metadata, brk);
+	o->swapon = false;
+	o->mthp_saved[0] = '\0';
+	luf_prepare(_metadata, brk, 1 + NREADERS);
 	if (_metadata->exit_code)
 		return;
 	if (dir)
