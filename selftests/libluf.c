@@ -10,17 +10,21 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/mempolicy.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 
 #include "libluf.h"
 
@@ -459,9 +463,8 @@ int nr_cpus(void)
 	return (int)(conf > onln ? conf : onln);
 }
 
-/* Read the "name value" lines of @path into @vals for @names. */
-static int read_keyed(const char *path, const char *const *names, int n,
-		      uint64_t *vals, bool *found, const char *sep)
+int read_keyed(const char *path, const char *const *names, int n,
+	       uint64_t *vals, bool *found, const char *sep)
 {
 	char line[256], key[128];
 	unsigned long long v;
@@ -523,86 +526,10 @@ int zoneinfo_pcp_pages(uint64_t *pages)
 	return 0;
 }
 
-int interrupts_tlb(uint64_t *val)
-{
-	char *line = NULL, *p, *end;
-	size_t cap = 0;
-	int err = -ENOENT;
-	FILE *f;
-
-	f = fopen("/proc/interrupts", "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		p = line;
-		while (*p == ' ')
-			p++;
-		if (strncmp(p, "TLB:", 4))
-			continue;
-		p += 4;
-		*val = 0;
-		for (;;) {
-			unsigned long long v = strtoull(p, &end, 10);
-
-			if (end == p)
-				break;
-			*val += v;
-			p = end;
-		}
-		err = 0;
-		break;
-	}
-	free(line);
-	fclose(f);
-	return err;
-}
-
 int drop_caches(void)
 {
 	sync();
 	return write_file_str("/proc/sys/vm/drop_caches", "3");
-}
-
-void luf_sys_read(struct luf_sys *s)
-{
-	enum { TLB, TLB_RECV, STEAL_ANON, STEAL_FILE, MIGRATE_OK,
-	       DEMOTE_KSWAPD, DEMOTE_DIRECT, DEMOTE_KHUGEPAGED, NR };
-	static const char *const names[NR] = {
-		[TLB] = "nr_tlb_remote_flush",
-		[TLB_RECV] = "nr_tlb_remote_flush_received",
-		/* pgsteal_{kswapd,direct} skip memcg reclaim; these do not */
-		[STEAL_ANON] = "pgsteal_anon",
-		[STEAL_FILE] = "pgsteal_file",
-		[MIGRATE_OK] = "pgmigrate_success",
-		[DEMOTE_KSWAPD] = "pgdemote_kswapd",
-		[DEMOTE_DIRECT] = "pgdemote_direct",
-		[DEMOTE_KHUGEPAGED] = "pgdemote_khugepaged",
-	};
-	uint64_t v[NR] = { 0 };
-	bool found[NR] = { false };
-
-	memset(s, 0, sizeof(*s));
-	read_keyed("/proc/vmstat", names, NR, v, found, " ");
-	s->tlb_remote_flush = v[TLB];
-	s->tlb_remote_received = v[TLB_RECV];
-	s->has_tlb_vmstat = found[TLB];
-	s->pgsteal = v[STEAL_ANON] + v[STEAL_FILE];
-	s->pgmigrate_success = v[MIGRATE_OK];
-	s->pgdemote = v[DEMOTE_KSWAPD] + v[DEMOTE_DIRECT] + v[DEMOTE_KHUGEPAGED];
-	if (interrupts_tlb(&s->tlb_irqs))
-		s->tlb_irqs = 0;
-}
-
-void luf_sys_delta(const struct luf_sys *a, const struct luf_sys *b,
-		   struct luf_sys *d)
-{
-	d->tlb_remote_flush = a->tlb_remote_flush - b->tlb_remote_flush;
-	d->tlb_remote_received = a->tlb_remote_received - b->tlb_remote_received;
-	d->tlb_irqs = a->tlb_irqs - b->tlb_irqs;
-	d->pgsteal = a->pgsteal - b->pgsteal;
-	d->pgmigrate_success = a->pgmigrate_success - b->pgmigrate_success;
-	d->pgdemote = a->pgdemote - b->pgdemote;
-	d->has_tlb_vmstat = a->has_tlb_vmstat && b->has_tlb_vmstat;
 }
 
 /* ---- CPUs, NUMA ------------------------------------------------------ */
@@ -918,4 +845,174 @@ void luf_file_destroy(struct luf_file *f)
 		unlink(f->path);
 	}
 	f->fd = -1;
+}
+
+/* ---- migration, the workload driver ---------------------------------- */
+
+long luf_move_pages(unsigned long count, void **pages, const int *nodes,
+		    int *status)
+{
+	return syscall(SYS_move_pages, 0, count, pages, nodes, status,
+		       MPOL_MF_MOVE_ALL);
+}
+
+int luf_move_to_node(const void *map, size_t npages, int node, size_t chunk,
+		     int *status)
+{
+	size_t ps = luf_page_size(), at, i, c;
+	int *st = status, *nodes = NULL;
+	void **pages = NULL;
+	int err = 0;
+
+	if (!chunk || chunk > npages)
+		chunk = npages;
+	pages = calloc(chunk ? chunk : 1, sizeof(*pages));
+	nodes = calloc(chunk ? chunk : 1, sizeof(*nodes));
+	if (!st)
+		st = calloc(npages ? npages : 1, sizeof(*st));
+	if (!pages || !nodes || !st) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (at = 0; at < npages; at += c) {
+		c = npages - at < chunk ? npages - at : chunk;
+		for (i = 0; i < c; i++) {
+			pages[i] = (char *)map + (at + i) * ps;
+			nodes[i] = node;
+			st[at + i] = -1;
+		}
+		if (luf_move_pages(c, pages, node < 0 ? NULL : nodes, st + at)) {
+			err = -errno;
+			goto out;
+		}
+	}
+	for (i = 0; node >= 0 && i < npages; i++)
+		err += st[i] != node;
+	/*
+	 * The other pages of a large folio report -EBUSY (their folio was
+	 * already isolated, by its first page) and move with it: ask where
+	 * every page is now.
+	 */
+	if (err > 0) {
+		err = luf_move_to_node(map, npages, -1, chunk, st);
+		for (i = 0; !err && i < npages; i++)
+			err += st[i] != node;
+	}
+out:
+	free(pages);
+	free(nodes);
+	if (st != status)
+		free(st);
+	return err;
+}
+
+int luf_wl_start(struct luf_wl *w, const char *const *args)
+{
+	const char *argv[32];
+	char exe[PATH_MAX], *slash;
+	int pfd[2], n, err;
+	ssize_t len;
+
+	memset(w, 0, sizeof(*w));
+	w->pid = -1;
+	w->fd = -1;
+	/* luf_workload is installed beside this program */
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - sizeof("luf_workload"));
+	if (len < 0)
+		return -errno;
+	exe[len] = '\0';
+	slash = strrchr(exe, '/');
+	strcpy(slash ? slash + 1 : exe, "luf_workload");
+	argv[0] = exe;
+	for (n = 0; args[n]; n++) {
+		if (n + 2 >= (int)ARRAY_SIZE(argv))
+			return -E2BIG;
+		argv[n + 1] = args[n];
+	}
+	argv[n + 1] = NULL;
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	w->pid = fork();
+	if (!w->pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (dup2(pfd[1], 1) == 1 && dup2(pfd[1], 2) == 2)
+			execv(exe, (char *const *)argv);
+		_exit(127);
+	}
+	err = w->pid < 0 ? -errno : 0;
+	close(pfd[1]);
+	if (err)
+		close(pfd[0]);
+	else
+		w->fd = pfd[0];
+	return err;
+}
+
+void luf_wl_stop(const struct luf_wl *w)
+{
+	if (w->pid > 0)
+		kill(w->pid, SIGTERM);
+}
+
+int luf_wl_wait(struct luf_wl *w)
+{
+	char scratch[256];
+	ssize_t n;
+	int st;
+
+	if (w->pid <= 0)
+		return -ECHILD;
+	/* all of it, or the child could block on a full pipe */
+	do {
+		if (w->len + 1 < sizeof(w->out))
+			n = read(w->fd, w->out + w->len, sizeof(w->out) - 1 - w->len);
+		else
+			n = read(w->fd, scratch, sizeof(scratch));
+		if (n > 0 && w->len + 1 < sizeof(w->out))
+			w->len += n;
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	w->out[w->len] = '\0';
+	close(w->fd);
+	w->fd = -1;
+	while (waitpid(w->pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	w->pid = -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int64_t luf_wl_get(const struct luf_wl *w, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = w->out;
+
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && p[kl] == '=')
+			return strtoll(p + kl + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+void luf_wl_log(const char *prefix, const struct luf_wl *w)
+{
+	const char *p = w->out, *e;
+	char kv[sizeof(w->out)];
+	size_t n = 0;
+
+	/* the key=value lines in one line, after any message */
+	for (; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, '\n');
+		if (memchr(p, '=', e - p) && !memchr(p, ' ', e - p)) {
+			if (n < sizeof(kv))
+				n += snprintf(kv + n, sizeof(kv) - n, " %.*s",
+					      (int)(e - p), p);
+		} else {
+			fprintf(stderr, "# %s%.*s\n", prefix, (int)(e - p), p);
+		}
+	}
+	if (n)
+		fprintf(stderr, "# %s%s\n", prefix, kv + 1);
 }

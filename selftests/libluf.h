@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/types.h>
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT		21
@@ -252,27 +253,18 @@ void luf_ev_log(const char *what, const struct luf_ev *e);
 /* ---- system statistics ---------------------------------------------- */
 
 int nr_cpus(void);
+/*
+ * Read the "name<@sep>value" lines of @path into @vals for the @n @names
+ * (@found[i] set for each found); the number found, or -errno.
+ */
+int read_keyed(const char *path, const char *const *names, int n,
+	       uint64_t *vals, bool *found, const char *sep);
 /* /proc/meminfo field in kB; -ENOENT if absent. */
 int meminfo_kb(const char *name, uint64_t *kb);
 /* Pages on the per-CPU free lists (sum of "count:" in /proc/zoneinfo). */
 int zoneinfo_pcp_pages(uint64_t *pages);
-/* Sum of the TLB row of /proc/interrupts; -ENOENT if absent. */
-int interrupts_tlb(uint64_t *val);
 /* sync + echo 3 > /proc/sys/vm/drop_caches */
 int drop_caches(void);
-
-struct luf_sys {
-	uint64_t tlb_remote_flush;	/* nr_tlb_remote_flush */
-	uint64_t tlb_remote_received;	/* nr_tlb_remote_flush_received */
-	uint64_t tlb_irqs;		/* sum of the TLB row */
-	uint64_t pgsteal;		/* pgsteal_anon + pgsteal_file */
-	uint64_t pgmigrate_success;
-	uint64_t pgdemote;		/* pgdemote_{kswapd,direct,khugepaged} */
-	bool has_tlb_vmstat;		/* nr_tlb_* present (DEBUG_TLBFLUSH) */
-};
-void luf_sys_read(struct luf_sys *s);
-void luf_sys_delta(const struct luf_sys *after, const struct luf_sys *before,
-		   struct luf_sys *delta);
 
 /* ---- CPUs, NUMA ------------------------------------------------------ */
 
@@ -472,61 +464,7 @@ int luf_readers_start(struct luf_rd *r, const char *base, size_t npages,
 		      const int *cpus, int n, unsigned int pause_us);
 #define luf_readers_stop luf_rd_stop
 
-/* ---- workload drivers ------------------------------------------------ */
-
-enum luf_wl {
-	LUF_WL_PAGEOUT,		/* MADV_PAGEOUT over an ext4 file mapping */
-	LUF_WL_MEMCG,		/* memcg memory.max below the working set */
-	LUF_WL_MIGRATE,		/* move_pages between node_a and node_b */
-	LUF_WL_DEMOTE,		/* memory.reclaim with demotion enabled */
-};
-
-struct luf_run_opts {
-	const char *dir;		/* directory holding the test file */
-	size_t size;			/* bytes */
-	int initiator_cpu;		/* -1: leave the caller's affinity */
-	int nr_readers;
-	int reader_cpus[LUF_MAX_READERS];
-	size_t hot_pages;		/* readers spin over these (0: all) */
-	double seconds;			/* run at least this long ... */
-	int min_rounds;			/* ... and at least this many rounds */
-	int max_rounds;			/* 0: no limit */
-	double max_seconds;		/* 0: no limit (stops early) */
-	const atomic_int *stop;		/* external stop request or NULL */
-	unsigned int round_pause_ms;	/* initiator sleeps between rounds */
-	unsigned int reader_pause_us;	/* readers sleep after each pass */
-	const char *memcg;		/* cgroup name (MEMCG, DEMOTE) */
-	/* MEMCG: the file's share; memory.max adds the rest (wl_memcg_size()) */
-	uint64_t memcg_max;
-	uint64_t reclaim_bytes;		/* per memory.reclaim write (DEMOTE) */
-	int node_a, node_b;		/* MIGRATE: start on a, move to b, back */
-	size_t migrate_chunk;		/* MIGRATE: pages per move_pages(2), 0: all */
-	/* MIGRATE, PAGEOUT: bytes of read-only anonymous memory after the file (needs swap) */
-	size_t anon_size;
-	/* that memory 64 KiB-aligned and without MADV_NOHUGEPAGE (mTHP) */
-	bool anon_mthp;
-	const char *tag;		/* file name tag */
-};
-
-struct luf_run_res {
-	uint64_t rounds;
-	uint64_t pages_read;		/* reader progress */
-	uint64_t bad_words;		/* words that did not match the pattern */
-	uint64_t pageout_calls;
-	/* mapped before MADV_PAGEOUT, gone or replaced (new PFN: refaulted) after */
-	uint64_t pages_evicted;
-	uint64_t migrate_calls;
-	uint64_t pages_migrated;	/* pages that changed node as requested */
-	uint64_t migrate_failed;	/* pages still misplaced after retries */
-	uint64_t reclaim_writes;	/* memory.reclaim writes */
-	uint64_t reclaim_eagain;
-	uint64_t memcg_pgsteal;		/* memcg memory.stat pgsteal */
-	uint64_t memcg_other;		/* MEMCG: memory.max - memcg_max, bytes */
-	double elapsed;
-	double readers_active;		/* luf_rd_active_s() */
-	struct luf_sys sys;		/* delta over the run */
-	char err[512];
-};
+/* ---- migration, the workload driver ---------------------------------- */
 
 /* move_pages(2) of this process with MPOL_MF_MOVE_ALL; @nodes NULL: query */
 long luf_move_pages(unsigned long count, void **pages, const int *nodes,
@@ -540,29 +478,28 @@ long luf_move_pages(unsigned long count, void **pages, const int *nodes,
 int luf_move_to_node(const void *map, size_t npages, int node, size_t chunk,
 		     int *status);
 
-const char *luf_wl_name(enum luf_wl kind);
-/* Sensible defaults for @kind on this machine (CPU 0 + readers on 1..3). */
-void luf_run_opts_default(struct luf_run_opts *o, enum luf_wl kind);
 /*
- * What workload @kind with @o needs and this machine lacks: NULL if
- * nothing, else @why (a directory, NUMA memory, demotion, memcg).
+ * luf_workload (luf_workload.c, beside the test programs), the workload
+ * driver, run as a child: luf_wl_start() with its arguments, the workload
+ * first, then luf_wl_wait(); luf_wl_stop() ends a run early (after its
+ * current round).  What it prints (key=value lines, and any message) is
+ * collected in ->out.
  */
-const char *luf_wl_missing(enum luf_wl kind, const struct luf_run_opts *o,
-			   char *why, size_t len);
-/*
- * Run workload @kind.  Returns 0 when the workload ran, -errno (with
- * r->err set) when it could not be set up.  Assertions about the effect
- * are up to the caller.
- */
-int luf_run(enum luf_wl kind, const struct luf_run_opts *o,
-	    struct luf_run_res *r);
-/* Log the run result as "# <prefix>key=value" lines on stderr. */
-void luf_run_log(const char *prefix, const struct luf_run_res *r);
-/*
- * What workload @kind did not do in the run @r (evict, reclaim, migrate
- * or demote anything), or NULL if it did its work.
- */
-const char *luf_wl_idle(enum luf_wl kind, const struct luf_run_res *r);
+struct luf_wl {
+	pid_t pid;
+	int fd;
+	size_t len;
+	char out[4096];
+};
+
+int luf_wl_start(struct luf_wl *w, const char *const *args);
+void luf_wl_stop(const struct luf_wl *w);
+/* Collect the output and the exit: its status (4: KSFT_SKIP), or -errno */
+int luf_wl_wait(struct luf_wl *w);
+/* The integer value of @key in the output; -1 if absent */
+int64_t luf_wl_get(const struct luf_wl *w, const char *key);
+/* The output on stderr: "# <prefix>" and a message, or all key=value pairs */
+void luf_wl_log(const char *prefix, const struct luf_wl *w);
 
 /*
  * Diagnostics go to stderr, unbuffered: a test runs in a process that

@@ -24,14 +24,12 @@ static void assert_no_luf(struct __test_metadata *_metadata)
 }
 
 /*
- * Run workload @kind with its default options into @r: it did its work,
- * flushed remote TLBs and left no luf interface behind.
+ * Run luf_workload @kind with its default options into @w: it did its
+ * work, flushed remote TLBs and left no luf interface behind.
  */
-#define RUN_WL(kind, r) do {						\
-	struct luf_run_res *r_ = (r);					\
-									\
-	LUF_RUN_DEFAULT(kind, r_);					\
-	luf_assert_remote_flushes(_metadata, r_);			\
+#define RUN_WL(kind, w) do {						\
+	LUF_WL_RUN(w, true, kind);					\
+	luf_assert_remote_flushes(_metadata, w);			\
 	assert_no_luf(_metadata);					\
 } while (0)
 
@@ -61,35 +59,34 @@ TEST_F(control, no_luf_interfaces)
 
 TEST_F_TIMEOUT(control, reclaim_pageout, 240)
 {
-	struct luf_run_res r;
+	struct luf_wl w;
 
-	RUN_WL(LUF_WL_PAGEOUT, &r);
+	RUN_WL("reclaim", &w);
 }
 
 TEST_F_TIMEOUT(control, reclaim_memcg, 240)
 {
-	struct luf_run_res r;
+	struct luf_wl w;
 
-	RUN_WL(LUF_WL_MEMCG, &r);
-	ASSERT_GT(r.sys.pgsteal, (uint64_t)0) TH_LOG("vmstat pgsteal did not move");
+	RUN_WL("memcg", &w);
+	ASSERT_LT(0, luf_wl_get(&w, "vmstat_pgsteal")) TH_LOG("vmstat pgsteal did not move");
 }
 
 TEST_F_TIMEOUT(control, migrate_move_pages, 480)
 {
-	struct luf_run_res r;
+	struct luf_wl w;
 
-	RUN_WL(LUF_WL_MIGRATE, &r);
-	ASSERT_GE(r.sys.pgmigrate_success, r.pages_migrated)
-		TH_LOG("pgmigrate_success +%" PRIu64 " for %" PRIu64 " pages moved",
-		       r.sys.pgmigrate_success, r.pages_migrated);
+	RUN_WL("migrate", &w);
+	ASSERT_GE(luf_wl_get(&w, "vmstat_pgmigrate_success"), luf_wl_get(&w, "pages_migrated"))
+		TH_LOG("pgmigrate_success did not count every page moved");
 }
 
 TEST_F_TIMEOUT(control, demotion, 240)
 {
-	struct luf_run_res r;
+	struct luf_wl w;
 
-	RUN_WL(LUF_WL_DEMOTE, &r);
-	ASSERT_GT(r.sys.pgmigrate_success, (uint64_t)0);
+	RUN_WL("demote", &w);
+	ASSERT_LT(0, luf_wl_get(&w, "vmstat_pgmigrate_success"));
 }
 
 LUF_MAIN(0)

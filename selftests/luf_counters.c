@@ -275,23 +275,22 @@ static void luf_counters_log(const char *prefix, const struct luf_counters *c,
 }
 
 struct measured {
-	struct luf_run_res r;
+	struct luf_wl w;
 	struct luf_counters before, after, d;
 };
 
 /*
- * The end of a measured run of @kind (m->before was read, m->r run): the
- * snapshot after it, the delta, and the invariants.
+ * The end of a measured run (m->before was read, m->w run): the snapshot
+ * after it, the delta, and the invariants.
  */
 static void measure_end(struct __test_metadata *_metadata, int ncpus,
-			enum luf_wl kind, struct measured *m)
+			struct measured *m)
 {
-	char why[256], prefix[32];
+	char why[256];
 
 	ASSERT_EQ(0, luf_counters_read_stable(&m->after));
 	luf_counters_delta(&m->after, &m->before, &m->d);
-	snprintf(prefix, sizeof(prefix), "%s: delta ", luf_wl_name(kind));
-	luf_counters_log(prefix, &m->d, true);
+	luf_counters_log("delta ", &m->d, true);
 
 	ASSERT_TRUE(luf_counters_check(&m->after, ncpus, why, sizeof(why)))
 		TH_LOG("invariant broken since load: %s", why);
@@ -299,37 +298,16 @@ static void measure_end(struct __test_metadata *_metadata, int ncpus,
 		TH_LOG("invariant broken over the run: %s", why);
 }
 
-/* Run @kind with @o and take counter snapshots around it. */
-static void measure(struct __test_metadata *_metadata, int ncpus,
-		    enum luf_wl kind, const struct luf_run_opts *o,
-		    struct measured *m)
-{
-	ASSERT_EQ(0, luf_counters_read_stable(&m->before));
-	luf_run_ok(_metadata, kind, o, &m->r);
-	measure_end(_metadata, ncpus, kind, m);
-}
-
-/* @o: @kind's defaults for a run of @min to @max rounds, however short */
-static void rounds_opts(struct luf_run_opts *o, enum luf_wl kind, int min,
-			int max)
-{
-	luf_run_opts_default(o, kind);
-	o->seconds = 0;
-	o->min_rounds = min;
-	o->max_rounds = max;
-}
-
 /*
- * measure() workload @kind with its default options, which must do its
- * work (LUF_RUN_DEFAULT()).
+ * Run luf_workload with the arguments after @worked (LUF_WL_RUN()) and
+ * take counter snapshots around it into @m.
  */
-#define MEASURE_DEFAULT(kind, m) do {					\
-	const enum luf_wl m_kind_ = (kind);				\
+#define MEASURE(m, worked, ...) do {					\
 	struct measured *m_ = (m);					\
 									\
 	ASSERT_EQ(0, luf_counters_read_stable(&m_->before));		\
-	LUF_RUN_DEFAULT(m_kind_, &m_->r);				\
-	measure_end(_metadata, self->ncpus, m_kind_, m_);		\
+	LUF_WL_RUN(&m_->w, worked, __VA_ARGS__);			\
+	measure_end(_metadata, self->ncpus, m_);			\
 } while (0)
 
 FIXTURE(counters) {
@@ -358,12 +336,10 @@ FIXTURE_TEARDOWN(counters)
 TEST_F_TIMEOUT(counters, reset_on_load, 180)
 {
 	struct luf_counters c, zero;
-	struct luf_run_opts o;
 	struct measured m;
 
 	REQUIRE_DIR(LUF_EXT4_DIR);
-	rounds_opts(&o, LUF_WL_PAGEOUT, 1, 2);
-	measure(_metadata, self->ncpus, LUF_WL_PAGEOUT, &o, &m);
+	MEASURE(&m, false, "reclaim", "--rounds", "1");
 	ASSERT_GT(m.after.reclaim.unmaps, (uint64_t)0)
 		TH_LOG("nothing counted, so a reset would prove nothing");
 
@@ -396,7 +372,7 @@ static void assert_reclaim_moved(struct __test_metadata *_metadata,
 				 const struct measured *m)
 {
 	assert_side_moved(_metadata, &m->d.reclaim);
-	luf_assert_remote_flushes(_metadata, &m->r);
+	luf_assert_remote_flushes(_metadata, &m->w);
 }
 
 /* Migrations for reason @why were counted (delta) */
@@ -414,23 +390,23 @@ TEST_F_TIMEOUT(counters, reclaim_pageout, 240)
 {
 	struct measured m;
 
-	MEASURE_DEFAULT(LUF_WL_PAGEOUT, &m);
+	MEASURE(&m, true, "reclaim");
 	assert_reclaim_moved(_metadata, &m);
 	/*
 	 * Every page MADV_PAGEOUT evicted was mapped only by our read-only
 	 * PTEs, so it was unmapped as a read-only folio: allow 10% for
 	 * unmaps the kernel did not batch.
 	 */
-	ASSERT_GE(m.d.reclaim.ro_folios * 10, m.r.pages_evicted * 9)
-		TH_LOG("reclaim_ro_folios +%" PRIu64 " for %" PRIu64 " evicted pages",
-		       m.d.reclaim.ro_folios, m.r.pages_evicted);
+	ASSERT_GE((int64_t)m.d.reclaim.ro_folios * 10, luf_wl_get(&m.w, "pageouts") * 9)
+		TH_LOG("reclaim_ro_folios +%" PRIu64 " for %" PRId64 " evicted pages",
+		       m.d.reclaim.ro_folios, luf_wl_get(&m.w, "pageouts"));
 }
 
 TEST_F_TIMEOUT(counters, reclaim_memcg, 240)
 {
 	struct measured m;
 
-	MEASURE_DEFAULT(LUF_WL_MEMCG, &m);
+	MEASURE(&m, true, "memcg");
 	assert_reclaim_moved(_metadata, &m);
 }
 
@@ -438,7 +414,7 @@ TEST_F_TIMEOUT(counters, migrate_move_pages, 480)
 {
 	struct measured m;
 
-	MEASURE_DEFAULT(LUF_WL_MIGRATE, &m);
+	MEASURE(&m, true, "migrate");
 	assert_side_moved(_metadata, &m.d.migrate);
 	assert_reason_moved(_metadata, &m, "syscall_or_cpuset");
 	/* sums over reasons == totals is part of luf_counters_check() */
@@ -448,16 +424,15 @@ TEST_F_TIMEOUT(counters, demotion, 240)
 {
 	struct measured m;
 
-	MEASURE_DEFAULT(LUF_WL_DEMOTE, &m);
+	MEASURE(&m, true, "demote");
 	assert_reason_moved(_metadata, &m, "demotion");
 }
 
 TEST_F_TIMEOUT(counters, observe_off, 240)
 {
 	struct luf_counters before, after;
-	struct luf_run_opts o;
-	struct luf_run_res r;
 	struct measured m;
+	struct luf_wl w;
 	uint64_t v;
 
 	REQUIRE_DIR(LUF_EXT4_DIR);
@@ -466,14 +441,11 @@ TEST_F_TIMEOUT(counters, observe_off, 240)
 	ASSERT_EQ((uint64_t)0, v);
 
 	ASSERT_EQ(0, luf_counters_read_stable(&before));
-	rounds_opts(&o, LUF_WL_PAGEOUT, 3, 3);
-	luf_run_worked(_metadata, LUF_WL_PAGEOUT, &o, &r);
-	luf_assert_remote_flushes(_metadata, &r);
+	LUF_WL_RUN(&w, true, "reclaim", "--rounds", "3");
+	luf_assert_remote_flushes(_metadata, &w);
 
-	if (path_exists(LUF_TMP_DIR) && numa_node_has_memory(1)) {
-		rounds_opts(&o, LUF_WL_MIGRATE, 4, 4);
-		luf_run_worked(_metadata, LUF_WL_MIGRATE, &o, &r);
-	}
+	if (path_exists(LUF_TMP_DIR) && numa_node_has_memory(1))
+		LUF_WL_RUN(&w, true, "migrate", "--rounds", "4");
 
 	ASSERT_EQ(0, luf_counters_read_stable(&after));
 	if (!luf_counters_equal(&before, &after)) {
@@ -487,8 +459,7 @@ TEST_F_TIMEOUT(counters, observe_off, 240)
 
 	/* and the switch works the other way */
 	ASSERT_EQ(0, luf_knob_write(KNOB(observe), "1\n"));
-	rounds_opts(&o, LUF_WL_PAGEOUT, 1, 2);
-	measure(_metadata, self->ncpus, LUF_WL_PAGEOUT, &o, &m);
+	MEASURE(&m, false, "reclaim", "--rounds", "1");
 	ASSERT_GT(m.d.reclaim.unmaps, (uint64_t)0) TH_LOG("observe=1 again counts nothing");
 	ASSERT_GT(m.d.reclaim.ro_folios, (uint64_t)0);
 }

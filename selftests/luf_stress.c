@@ -29,67 +29,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "luf_test.h"
 
 #define NR_WL 2
 
-struct shared {
-	atomic_int stop;
-	int ret[NR_WL];
-	struct luf_run_res res[NR_WL];
-};
-
 FIXTURE(stress) {
-	struct shared *sh;
-	pid_t pid[NR_WL];
-	enum luf_wl kind[NR_WL];
+	struct luf_wl wl[NR_WL];
 	int nr;
 };
 
+/* Stop the workloads; @status[i]: luf_wl_wait() of workload i */
 static void stop_workloads(FIXTURE_DATA(stress) *self, int *status)
 {
-	double t0 = luf_now();
-	int i, st = -1;
+	int i, st;
 
-	if (!self->sh)
-		return;
-	atomic_store(&self->sh->stop, 1);
+	for (i = 0; i < self->nr; i++)
+		luf_wl_stop(&self->wl[i]);
+	/* each ends after its current round, within a few seconds */
 	for (i = 0; i < self->nr; i++) {
-		if (self->pid[i] <= 0)
-			continue;
-		st = -1;
-		/* a round takes a few seconds at most; then give up */
-		while (waitpid(self->pid[i], &st, WNOHANG) == 0) {
-			if (luf_now() - t0 > 60) {
-				kill(self->pid[i], SIGKILL);
-				waitpid(self->pid[i], &st, 0);
-				break;
-			}
-			luf_msleep(20);
-		}
+		st = luf_wl_wait(&self->wl[i]);
 		if (status)
 			status[i] = st;
-		self->pid[i] = 0;
 	}
 }
 
 FIXTURE_SETUP(stress)
 {
-	self->sh = NULL;
 	self->nr = 0;
 	if (nr_cpus() < 2)
 		SKIP(return, "needs CPU 0 for the loader and another for the workloads");
 	if (!path_exists(LUF_EXT4_DIR))
 		SKIP(return, "%s does not exist", LUF_EXT4_DIR);
 	ASSERT_EQ(0, luf_ensure_unloaded());
-	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->sh);
-	memset(self->sh, 0, sizeof(*self->sh));
 }
 
 FIXTURE_TEARDOWN(stress)
@@ -147,47 +120,38 @@ static uint64_t memfree_settled(struct __test_metadata *_metadata)
 	return v[1];
 }
 
-/* Start workload @kind in a child: initiator on @init_cpu, readers on @rd. */
-static pid_t spawn(FIXTURE_DATA(stress) *self, enum luf_wl kind, int init_cpu,
-		   const int *rd, int nrd)
+/*
+ * Start luf_workload @kind: initiator on @init_cpu, readers on @rd.
+ * Duty-cycled (busy about a third of the time): with every vCPU busy,
+ * the text patching IPIs and RCU grace periods of a load or unload wait
+ * for the host to schedule busy vCPU threads, about 4 s per cycle
+ * instead of 0.3 s on a 2-core TCG host, so 100 cycles would not fit in
+ * 5 minutes; this gives about 1.5 s per cycle.  Readers that sleep stay
+ * in the mm's cpumask, so reclaim and migration still batch their
+ * flushes.  It runs until stop_workloads(), or at most 20 minutes.
+ */
+static int spawn(FIXTURE_DATA(stress) *self, const char *kind, int init_cpu,
+		 const int *rd, int nrd)
 {
-	int idx = self->nr, i;
-	struct luf_run_opts o;
-	pid_t pid;
+	char size[16], cpu[16], cpus[64] = "", rpause[16], dpause[16];
+	const char *const args[] = {
+		kind, "--size-mb", size, "--cpu", cpu, "--reader-cpus", cpus,
+		"--seconds", "1200", "--max-seconds", "1200",
+		"--round-pause-ms", rpause, "--reader-pause-us", dpause, NULL,
+	};
+	const struct luf_env *e = luf_env();
+	int i, n = 0, ret;
 
-	luf_run_opts_default(&o, kind);
-	o.size = (size_t)luf_env()->stress_size_mb << 20;
-	o.initiator_cpu = init_cpu;
-	o.nr_readers = nrd;
+	snprintf(size, sizeof(size), "%u", e->stress_size_mb);
+	snprintf(cpu, sizeof(cpu), "%d", init_cpu);
 	for (i = 0; i < nrd; i++)
-		o.reader_cpus[i] = rd[i];
-	o.seconds = 1e9;
-	o.min_rounds = 1;
-	o.stop = &self->sh->stop;
-	/*
-	 * Duty-cycle the workloads (busy about a third of the time): with every
-	 * vCPU busy, the text patching IPIs and RCU grace periods of a load
-	 * or unload wait for the host to schedule busy vCPU threads, about
-	 * 4 s per cycle instead of 0.3 s on a 2-core TCG host, so 100 cycles
-	 * would not fit in 5 minutes; this gives about 1.5 s per cycle.
-	 * Readers that sleep stay in the mm's cpumask, so reclaim and
-	 * migration still batch their flushes.
-	 */
-	o.round_pause_ms = luf_env()->stress_round_pause_ms;
-	o.reader_pause_us = luf_env()->stress_reader_pause_us;
-
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		self->sh->ret[idx] = luf_run(kind, &o, &self->sh->res[idx]);
-		_exit(self->sh->ret[idx] ? 1 : 0);
-	}
-	if (pid > 0) {
-		self->pid[idx] = pid;
-		self->kind[idx] = kind;
+		n += snprintf(cpus + n, sizeof(cpus) - n, "%s%d", i ? "," : "", rd[i]);
+	snprintf(rpause, sizeof(rpause), "%u", e->stress_round_pause_ms);
+	snprintf(dpause, sizeof(dpause), "%u", e->stress_reader_pause_us);
+	ret = luf_wl_start(&self->wl[self->nr], args);
+	if (!ret)
 		self->nr++;
-	}
-	return pid;
+	return ret;
 }
 
 TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
@@ -216,12 +180,12 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 	for (i = 0; i < nwc; i++)
 		wc[i] = i + 1;
 	/* reclaim: initiator on the first, readers on the others */
-	ASSERT_LT(0, spawn(self, LUF_WL_PAGEOUT, wc[0], wc + 1, nwc - 1));
+	ASSERT_EQ(0, spawn(self, "reclaim", wc[0], wc + 1, nwc - 1));
 	/* migration: initiator on the last, readers on the others */
 	if (migrate) {
 		for (i = 0; i < nwc - 1; i++)
 			rd[i] = wc[i];
-		ASSERT_LT(0, spawn(self, LUF_WL_MIGRATE, wc[nwc - 1], rd, nwc - 1));
+		ASSERT_EQ(0, spawn(self, "migrate", wc[nwc - 1], rd, nwc - 1));
 	}
 	luf_msleep(1000);	/* let the workloads get going */
 
@@ -281,23 +245,8 @@ TEST_F_TIMEOUT(stress, load_unload_under_load, 570)
 		       i, cycles, deadline);
 
 	stop_workloads(self, status);
-	for (i = 0; i < self->nr; i++) {
-		struct luf_run_res *r = &self->sh->res[i];
-		char prefix[32];
-
-		snprintf(prefix, sizeof(prefix), "%s: ", luf_wl_name(self->kind[i]));
-		luf_run_log(prefix, r);
-		ASSERT_TRUE(WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0)
-			TH_LOG("%s workload failed (status 0x%x): %s",
-			       luf_wl_name(self->kind[i]), status[i], r->err);
-		ASSERT_EQ((uint64_t)0, r->bad_words);
-		ASSERT_GT(r->pages_read, (uint64_t)0);
-		if (self->kind[i] == LUF_WL_PAGEOUT) {
-			ASSERT_GT(r->pages_evicted, (uint64_t)0);
-		} else {
-			ASSERT_GT(r->pages_migrated, (uint64_t)0);
-		}
-	}
+	for (i = 0; i < self->nr; i++)
+		luf_wl_check(_metadata, &self->wl[i], status[i], true);
 	ASSERT_GT(seen_reclaim + seen_migrate, (uint64_t)0)
 		TH_LOG("the module never saw an unmap: the stress exercised nothing");
 

@@ -27,66 +27,37 @@
 		SKIP(return, "%s does not exist", dir);			\
 } while (0)
 
-/* @o: workload @kind's default options; SKIP unless this machine can run it */
-#define LUF_WL_DEFAULTS(kind, o) do {					\
-	luf_run_opts_default(o, kind);					\
-	REQUIRE_WL(kind, o);						\
-} while (0)
-
-/* SKIP unless this machine has what workload @kind with @o needs */
-#define REQUIRE_WL(kind, o) do {					\
-	char why_[200];							\
-									\
-	if (luf_wl_missing(kind, o, why_, sizeof(why_)))		\
-		SKIP(return, "%s", why_);				\
-} while (0)
-
 /*
- * Run workload @kind and log it; it must have run, its readers must have
- * made progress and never seen a word that is not the file's content.
+ * After luf_wl_wait() of @w (status @st): log the output; SKIP when this
+ * machine lacks what the workload needs; it must have run, its readers
+ * must have made progress and read only the file's content, and with
+ * @worked it must have unmapped something (evicted, reclaimed, migrated
+ * or demoted).
  */
-static inline void luf_run_ok(struct __test_metadata *_metadata,
-			      enum luf_wl kind, const struct luf_run_opts *o,
-			      struct luf_run_res *r)
+static inline void luf_wl_check(struct __test_metadata *_metadata,
+				const struct luf_wl *w, int st, bool worked)
 {
-	char prefix[32];
-	int ret;
-
-	ret = luf_run(kind, o, r);
-	snprintf(prefix, sizeof(prefix), "%s: ", luf_wl_name(kind));
-	luf_run_log(prefix, r);
-	ASSERT_EQ(0, ret) TH_LOG("%s workload: %s", luf_wl_name(kind), r->err);
-	ASSERT_EQ((uint64_t)0, r->bad_words)
+	luf_wl_log("luf_workload: ", w);
+	if (st == KSFT_SKIP)	/* its output is the reason */
+		SKIP(return, "%.*s", (int)strcspn(w->out, "\n"), w->out);
+	ASSERT_EQ(0, st) TH_LOG("luf_workload failed (above)");
+	ASSERT_EQ(0, luf_wl_get(w, "bad_words"))
 		TH_LOG("readers saw words that are not the file's content");
-	ASSERT_GT(r->pages_read, (uint64_t)0) TH_LOG("readers made no progress");
+	ASSERT_LT(0, luf_wl_get(w, "pages_read")) TH_LOG("readers made no progress");
+	if (worked)
+		ASSERT_EQ(0, luf_wl_get(w, "idle")) TH_LOG("the workload unmapped nothing");
 }
 
-/*
- * luf_run_ok(), and the workload did its work: evicted, reclaimed,
- * migrated or demoted something (luf_wl_idle()).
- */
-static inline void luf_run_worked(struct __test_metadata *_metadata,
-				  enum luf_wl kind,
-				  const struct luf_run_opts *o,
-				  struct luf_run_res *r)
-{
-	const char *idle;
-
-	luf_run_ok(_metadata, kind, o, r);
-	idle = luf_wl_idle(kind, r);
-	ASSERT_EQ(NULL, idle) TH_LOG("%s", idle);
-}
-
-/*
- * luf_run_worked() of workload @kind with its default options into @r;
- * SKIP unless this machine can run it.
- */
-#define LUF_RUN_DEFAULT(kind, r) do {					\
-	const enum luf_wl run_kind_ = (kind);				\
-	struct luf_run_opts run_opts_;					\
+/* Run luf_workload with @args (the workload first) into @w: luf_wl_check() */
+#define LUF_WL_RUN(w, worked, ...) do {					\
+	const char *const wl_args_[] = { __VA_ARGS__, NULL };		\
+	int wl_st_;							\
 									\
-	LUF_WL_DEFAULTS(run_kind_, &run_opts_);				\
-	luf_run_worked(_metadata, run_kind_, &run_opts_, r);		\
+	ASSERT_EQ(0, luf_wl_start(w, wl_args_));			\
+	wl_st_ = luf_wl_wait(w);					\
+	luf_wl_check(_metadata, w, wl_st_, worked);			\
+	if (_metadata->exit_code)					\
+		return;							\
 } while (0)
 
 /*
@@ -100,15 +71,15 @@ static inline void luf_run_worked(struct __test_metadata *_metadata,
 #define LUF_FLUSH_IPIS	0
 #endif
 
-/* x86: the run sent remote TLB flushes (are the readers running?) */
+/* x86: the run @w sent remote TLB flushes (are the readers running?) */
 static inline void luf_assert_remote_flushes(struct __test_metadata *_metadata,
-					     const struct luf_run_res *r)
+					     const struct luf_wl *w)
 {
 	if (!LUF_FLUSH_IPIS)
 		return;
-	ASSERT_TRUE(r->sys.has_tlb_vmstat)
+	ASSERT_LE(0, luf_wl_get(w, "nr_tlb_remote_flush"))
 		TH_LOG("/proc/vmstat has no nr_tlb_remote_flush (CONFIG_DEBUG_TLBFLUSH?)");
-	ASSERT_GT(r->sys.tlb_remote_flush, (uint64_t)0)
+	ASSERT_LT(0, luf_wl_get(w, "nr_tlb_remote_flush"))
 		TH_LOG("no remote TLB flush: are the readers running?");
 }
 
