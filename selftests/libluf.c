@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -911,6 +912,7 @@ int luf_wl_start(struct luf_wl *w, const char *const *args)
 	const char *argv[32];
 	char exe[PATH_MAX], *slash;
 	int pfd[2], n, err;
+	pid_t parent;
 	ssize_t len;
 
 	memset(w, 0, sizeof(*w));
@@ -932,10 +934,12 @@ int luf_wl_start(struct luf_wl *w, const char *const *args)
 	argv[n + 1] = NULL;
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
+	parent = getpid();
 	w->pid = fork();
 	if (!w->pid) {
+		/* dies with the test; it may have died before the prctl() */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(pfd[1], 1) == 1 && dup2(pfd[1], 2) == 2)
+		if (getppid() == parent && dup2(pfd[1], 1) == 1 && dup2(pfd[1], 2) == 2)
 			execv(exe, (char *const *)argv);
 		_exit(127);
 	}
@@ -954,23 +958,39 @@ void luf_wl_stop(const struct luf_wl *w)
 		kill(w->pid, SIGTERM);
 }
 
-int luf_wl_wait(struct luf_wl *w)
+int luf_wl_wait(struct luf_wl *w, unsigned int timeout_s)
 {
-	char scratch[256];
+	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+	double end = luf_now() + timeout_s;
+	char scratch[256], *buf;
+	size_t room;
 	ssize_t n;
-	int st;
+	int st, ms;
 
 	if (w->pid <= 0)
 		return -ECHILD;
 	/* all of it, or the child could block on a full pipe */
-	do {
-		if (w->len + 1 < sizeof(w->out))
-			n = read(w->fd, w->out + w->len, sizeof(w->out) - 1 - w->len);
-		else
-			n = read(w->fd, scratch, sizeof(scratch));
-		if (n > 0 && w->len + 1 < sizeof(w->out))
+	for (;;) {
+		room = sizeof(w->out) - 1 - w->len;
+		ms = timeout_s ? (int)((end - luf_now()) * 1000) : -1;
+		if (timeout_s && ms <= 0) {
+			kill(w->pid, SIGKILL);
+			w->len += snprintf(w->out + w->len, room + 1,
+					   "luf_wl_wait: still running after %u s: killed\n",
+					   timeout_s);
+			w->len = w->len < sizeof(w->out) ? w->len : sizeof(w->out) - 1;
+			timeout_s = 0;	/* the pipe closes as it dies */
+			continue;
+		}
+		if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+			break;
+		buf = room ? w->out + w->len : scratch;
+		n = read(w->fd, buf, room ? room : sizeof(scratch));
+		if (n > 0 && room)
 			w->len += n;
-	} while (n > 0 || (n < 0 && errno == EINTR));
+		if (!n || (n < 0 && errno != EINTR && errno != EAGAIN))
+			break;
+	}
 	w->out[w->len] = '\0';
 	close(w->fd);
 	w->fd = -1;

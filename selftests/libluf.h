@@ -494,8 +494,11 @@ struct luf_wl {
 
 int luf_wl_start(struct luf_wl *w, const char *const *args);
 void luf_wl_stop(const struct luf_wl *w);
-/* Collect the output and the exit: its status (4: KSFT_SKIP), or -errno */
-int luf_wl_wait(struct luf_wl *w);
+/*
+ * Collect the output and the exit: its status (4: KSFT_SKIP), or -errno.
+ * @timeout_s (0: none): SIGKILL it if it is still running after that long.
+ */
+int luf_wl_wait(struct luf_wl *w, unsigned int timeout_s);
 /* The integer value of @key in the output; -1 if absent */
 int64_t luf_wl_get(const struct luf_wl *w, const char *key);
 /* The output on stderr: "# <prefix>" and a message, or all key=value pairs */

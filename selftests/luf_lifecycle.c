@@ -96,7 +96,7 @@ static void loop_stop(struct loop *l)
 	if (!l->running)
 		return;
 	luf_wl_stop(&l->w);
-	l->st = luf_wl_wait(&l->w);
+	l->st = luf_wl_wait(&l->w, 60);
 	l->running = false;
 }
 

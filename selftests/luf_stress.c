@@ -47,9 +47,9 @@ static void stop_workloads(FIXTURE_DATA(stress) *self, int *status)
 
 	for (i = 0; i < self->nr; i++)
 		luf_wl_stop(&self->wl[i]);
-	/* each ends after its current round, within a few seconds */
+	/* each ends after its current round, within a few seconds (60 s) */
 	for (i = 0; i < self->nr; i++) {
-		st = luf_wl_wait(&self->wl[i]);
+		st = luf_wl_wait(&self->wl[i], 60);
 		if (status)
 			status[i] = st;
 	}

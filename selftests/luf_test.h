@@ -54,7 +54,7 @@ static inline void luf_wl_check(struct __test_metadata *_metadata,
 	int wl_st_;							\
 									\
 	ASSERT_EQ(0, luf_wl_start(w, wl_args_));			\
-	wl_st_ = luf_wl_wait(w);					\
+	wl_st_ = luf_wl_wait(w, 0);					\
 	luf_wl_check(_metadata, w, wl_st_, worked);			\
 	if (_metadata->exit_code)					\
 		return;							\

@@ -83,6 +83,8 @@ FIXTURE_VARIANT_ADD(unmap, mprotect_anon_mthp_migrate) {
 
 static const char *unmap_dir(const FIXTURE_VARIANT(unmap) *variant)
 {
+	if (variant->anon)
+		return NULL;	/* no file */
 	if (variant->dir)
 		return variant->dir;
 	return variant->large ? LUF_XFS_DIR : LUF_EXT4_DIR;

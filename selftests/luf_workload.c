@@ -634,6 +634,8 @@ static int wl_run(enum wl kind, const struct wl_opts *o,
 			r->reclaim_writes++;
 			if (err == -EAGAIN)
 				r->reclaim_eagain++;
+			else if (err == -EINTR && stop)
+				break;	/* the stop signal interrupted it */
 			else if (err)
 				WL_FAIL(err, "memory.reclaim: %s", strerror(-err));
 			break;
@@ -755,13 +757,16 @@ int main(int argc, char **argv)
 		[WL_MEMCG] = "memcg", [WL_DEMOTE] = "demote",
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
-	long seconds = -1, readers = -1, rounds = 0;
+	long seconds = -1, readers = -1, rounds = -1;
 	int i, ret, ncpu = nr_cpus();
 	char why[200];
 	struct wl_opts o;
 	struct wl_res r;
 	enum wl kind;
 
+	/* a stop from the start on ends the run after setup, with a report */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	if (argc < 2)
 		usage(argv[0]);
 	for (kind = 0; kind <= WL_DEMOTE; kind++)
@@ -809,7 +814,7 @@ int main(int argc, char **argv)
 		else
 			usage(argv[0]);
 	}
-	if (seconds >= 0 && rounds)
+	if ((seconds >= 0 && rounds >= 0) || !rounds)
 		usage(argv[0]);
 	if (readers >= 0) {
 		if (readers > LUF_MAX_READERS || readers > ncpu - 1) {
@@ -821,8 +826,11 @@ int main(int argc, char **argv)
 		for (i = 0; i < readers; i++)
 			o.reader_cpus[i] = i + 1;
 	}
+	/* the memcg's limit and each memory.reclaim: half the file */
+	o.memcg_max = o.size / 2;
+	o.reclaim_bytes = o.size / 2;
 	/* a fixed amount of work, or at least @seconds of it */
-	if (rounds) {
+	if (rounds > 0) {
 		o.seconds = 0;
 		o.min_rounds = rounds;
 		o.max_rounds = rounds;
@@ -834,9 +842,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", argv[0], why);
 		return 4;
 	}
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-
 	ret = wl_run(kind, &o, &r);
 	if (ret) {
 		fprintf(stderr, "%s: %s\n", argv[0], r.err);
