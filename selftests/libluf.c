@@ -975,15 +975,19 @@ int luf_wl_wait(struct luf_wl *w, unsigned int timeout_s)
 		ms = timeout_s ? (int)((end - luf_now()) * 1000) : -1;
 		if (timeout_s && ms <= 0) {
 			kill(w->pid, SIGKILL);
-			w->len += snprintf(w->out + w->len, room + 1,
-					   "luf_wl_wait: still running after %u s: killed\n",
-					   timeout_s);
-			w->len = w->len < sizeof(w->out) ? w->len : sizeof(w->out) - 1;
+			if (room)
+				snprintf(w->out + w->len, room + 1,
+					 "luf_wl_wait: still running after %u s: killed\n",
+					 timeout_s);
+			w->len += strlen(w->out + w->len);
 			timeout_s = 0;	/* the pipe closes as it dies */
 			continue;
 		}
-		if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+		n = poll(&pfd, 1, ms);
+		if (n < 0 && errno != EINTR)
 			break;
+		if (n <= 0)	/* nothing to read yet: the deadline again */
+			continue;
 		buf = room ? w->out + w->len : scratch;
 		n = read(w->fd, buf, room ? room : sizeof(scratch));
 		if (n > 0 && room)

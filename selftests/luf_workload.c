@@ -197,16 +197,11 @@ static void sys_delta(const struct wl_sys *a, const struct wl_sys *b,
 	d->has_tlb_vmstat = a->has_tlb_vmstat && b->has_tlb_vmstat;
 }
 
-static const char *wl_name(enum wl kind)
-{
-	switch (kind) {
-	case WL_PAGEOUT: return "pageout";
-	case WL_MEMCG: return "memcg";
-	case WL_MIGRATE: return "migrate";
-	case WL_DEMOTE: return "demote";
-	}
-	return "?";
-}
+/* the command-line names, also the memcg's and the test file's */
+static const char *const wl_names[] = {
+	[WL_PAGEOUT] = "reclaim", [WL_MIGRATE] = "migrate",
+	[WL_MEMCG] = "memcg", [WL_DEMOTE] = "demote",
+};
 
 static const char *wl_idle(enum wl kind, const struct wl_res *r)
 {
@@ -519,7 +514,7 @@ static int wl_run(enum wl kind, const struct wl_opts *o,
 	if (kind == WL_MEMCG || kind == WL_DEMOTE) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "luf-%s-%d", wl_name(kind), getpid());
+		snprintf(name, sizeof(name), "luf-%s-%d", wl_names[kind], getpid());
 		ret = memcg_create(name, s.cg, sizeof(s.cg));
 		if (ret) {
 			s.cg[0] = '\0';
@@ -533,7 +528,7 @@ static int wl_run(enum wl kind, const struct wl_opts *o,
 		}
 	}
 
-	ret = luf_file_create(&s.f, o->dir, wl_name(kind),
+	ret = luf_file_create(&s.f, o->dir, wl_names[kind],
 			      o->size);
 	if (ret)
 		WL_FAIL(ret, "cannot create a %zu byte file in %s: %s", o->size,
@@ -752,10 +747,6 @@ static void print_result(const char *name, enum wl kind, const struct wl_opts *o
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = {
-		[WL_PAGEOUT] = "reclaim", [WL_MIGRATE] = "migrate",
-		[WL_MEMCG] = "memcg", [WL_DEMOTE] = "demote",
-	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	long seconds = -1, readers = -1, rounds = -1;
 	int i, ret, ncpu = nr_cpus();
@@ -770,7 +761,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage(argv[0]);
 	for (kind = 0; kind <= WL_DEMOTE; kind++)
-		if (!strcmp(argv[1], names[kind]))
+		if (!strcmp(argv[1], wl_names[kind]))
 			break;
 	if (kind > WL_DEMOTE)
 		usage(argv[0]);
@@ -847,6 +838,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", argv[0], r.err);
 		return 1;
 	}
-	print_result(names[kind], kind, &o, &r);
+	print_result(wl_names[kind], kind, &o, &r);
 	return r.bad_words ? 1 : 0;
 }
