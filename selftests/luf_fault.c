@@ -377,16 +377,11 @@ FIXTURE_SETUP(fault)
 	self->cg[0] = '\0';
 	self->child = -1;
 	self->page_cluster[0] = '\0';
-	oracle_setup(_metadata, &self->o, variant->brk, variant->dir,
-		     BY_PAGEOUT);
-	if (_metadata->exit_code)
-		return;
-	if (!memcg_available())
-		SKIP(return, "no memory controller in " LUF_CGROUP_ROOT);
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
-	if (strcmp(variant->dir, LUF_TMP_DIR))
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT,
+		     NEED_MEMCG | (strcmp(variant->dir, LUF_TMP_DIR) ? 0 : NEED_SWAP));
+	if (_metadata->exit_code || !self->o.swapon)
 		return;
-	swap_on(_metadata, &self->o.swapon);
 	/*
 	 * The fault swaps page 0 back in, and swap readahead would charge
 	 * its neighbours too, to a memcg at its limit whose test pages are
@@ -403,8 +398,7 @@ FIXTURE_TEARDOWN(fault)
 	fault_release(self);
 	if (self->page_cluster[0])
 		write_file_str(PAGE_CLUSTER, self->page_cluster);
-	swap_off(_metadata, &self->o.swapon);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 /* What one run of the scenario left for the oracle */

@@ -127,18 +127,13 @@ FIXTURE_VARIANT_ADD(forcewrite, anon_mthp_migrate) {
 
 FIXTURE_SETUP(forcewrite)
 {
-	g_large = variant->large;
-	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR,
-		     BY_MIGRATION);
-	if (variant->large)
-		mthp_on(_metadata, &self->o);
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_MIGRATION,
+		     variant->large ? NEED_LARGE | NEED_MTHP : 0);
 }
 
 FIXTURE_TEARDOWN(forcewrite)
 {
-	oracle_release(&self->o);
-	mthp_off(_metadata, &self->o);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 static void forcewrite_once(struct __test_metadata *_metadata,
@@ -224,13 +219,11 @@ static void uffdmove_release(FIXTURE_DATA(uffdmove) *self)
 
 FIXTURE_SETUP(uffdmove)
 {
-	self->uffd = self->pagemap = -1;
-	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
-	if (_metadata->exit_code)
-		return;
+	self->uffd = -1;
 	self->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->pagemap);
-	swap_on(_metadata, &self->o.swapon);
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT,
+		     NEED_SWAP);
 }
 
 FIXTURE_TEARDOWN(uffdmove)
@@ -238,8 +231,7 @@ FIXTURE_TEARDOWN(uffdmove)
 	uffdmove_release(self);
 	if (self->pagemap >= 0)
 		close(self->pagemap);
-	swap_off(_metadata, &self->o.swapon);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 static void uffdmove_once(struct __test_metadata *_metadata,
@@ -432,13 +424,13 @@ static void dio_release(FIXTURE_DATA(dio) *self)
 FIXTURE_SETUP(dio)
 {
 	child_init(&self->c);
-	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT);
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT, 0);
 }
 
 FIXTURE_TEARDOWN(dio)
 {
 	dio_release(self);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 /* The child's write (only the child uses it) */
@@ -617,20 +609,16 @@ static void uffdwp_release(FIXTURE_DATA(uffdwp) *self)
 FIXTURE_SETUP(uffdwp)
 {
 	child_init(&self->c);
-	g_large = !strcmp(variant->dir, LUF_THP_DIR);
-	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
-	if (_metadata->exit_code)
-		return;
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
-	if (variant->how == BY_PAGEOUT)
-		swap_on(_metadata, &self->o.swapon);
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how,
+		     (strcmp(variant->dir, LUF_THP_DIR) ? 0 : NEED_LARGE) |
+		     (variant->how == BY_PAGEOUT ? NEED_SWAP : 0));
 }
 
 FIXTURE_TEARDOWN(uffdwp)
 {
 	uffdwp_release(self);
-	swap_off(_metadata, &self->o.swapon);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 /* Report @ok to @st, then wait for the next byte from @go */

@@ -180,27 +180,22 @@ static void reuse_release(FIXTURE_DATA(reuse) *self)
 FIXTURE_SETUP(reuse)
 {
 	self->poison = NULL;
-	g_large = variant->large;
-	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
-	if (_metadata->exit_code || variant->dir)
-		return;
-	if (variant->thp) {
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how,
+		     (variant->large ? NEED_LARGE : 0) |
+		     (variant->dir || variant->thp ? 0 : NEED_MTHP));
+	if (!_metadata->exit_code && variant->thp) {
 		char thp[64] = "";
 
 		if (ps != 4096 || read_file(THP_KNOB, thp, sizeof(thp)) <= 0 ||
 		    strstr(thp, "[never]"))
 			SKIP(return, "no 2 MiB THP (%s: %s)", THP_KNOB, thp);
-		return;
 	}
-	mthp_on(_metadata, &self->o);
 }
 
 FIXTURE_TEARDOWN(reuse)
 {
 	reuse_release(self);
-	demote_end();
-	mthp_off(_metadata, &self->o);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 /*
@@ -247,6 +242,35 @@ static void anon_thp_map(struct __test_metadata *_metadata, struct oracle *o,
 	ASSERT_EQ(0, mprotect(p, len, PROT_READ));
 	for (i = 0; i < len / 8; i++)
 		ASSERT_EQ(word(i, gen), ((volatile uint64_t *)p)[i]);
+}
+
+/*
+ * Charge the page cache of @f to g_cg: drop it, then read it back from a
+ * child that runs in g_cg and exits.  0 or -errno.
+ */
+static int tfile_charge_cg(struct luf_file *f)
+{
+	int st = luf_file_evict(f);
+	off_t off;
+	pid_t pid;
+	char c;
+
+	if (st)
+		return st;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (memcg_enter(g_cg))
+			_exit(1);
+		for (off = 0; off < (off_t)f->size; off += ps)
+			if (pread(f->fd, &c, 1, off) != 1)
+				_exit(2);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -errno;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
 }
 
 static void reuse_once(struct __test_metadata *_metadata,
@@ -767,8 +791,7 @@ FIXTURE_SETUP(steal)
 	self->file_fd = -1;
 	self->fuse_map = self->drain = NULL;
 	self->wbuf = self->rbuf = NULL;
-	oracle_setup(_metadata, &self->o, variant->brk, LUF_EXT4_DIR,
-		     BY_PAGEOUT);
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_EXT4_DIR, BY_PAGEOUT, 0);
 	if (_metadata->exit_code)
 		return;
 	/* configs/<arch>.config has CONFIG_FUSE_FS=y: no skip without it */
@@ -787,7 +810,7 @@ FIXTURE_TEARDOWN(steal)
 	steal_release(self);
 	if (self->mkdir_done)
 		rmdir(self->mnt);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 /* Mount the FUSE file system, start its daemon, open its file */
@@ -1049,8 +1072,8 @@ FIXTURE_SETUP(split)
 	self->mfd = -1;
 	self->drain = NULL;
 	self->poison = NULL;
-	g_large = true;
-	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT);
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT,
+		     NEED_LARGE);
 	if (_metadata->exit_code)
 		return;
 	if (access(SPLIT_DEBUGFS, W_OK))
@@ -1070,10 +1093,7 @@ FIXTURE_SETUP(split)
 FIXTURE_TEARDOWN(split)
 {
 	split_release(self);
-	if (g_cg[0])
-		memcg_destroy(g_cg);
-	g_cg[0] = '\0';
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);	/* g_cg too */
 }
 
 /* Page flags of @pfn from /proc/kpageflags; 0 or -errno */

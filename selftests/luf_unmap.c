@@ -92,18 +92,14 @@ static const char *unmap_dir(const FIXTURE_VARIANT(unmap) *variant)
 
 FIXTURE_SETUP(unmap)
 {
-	g_large = variant->large;
 	oracle_setup(_metadata, &self->o, variant->brk, unmap_dir(variant),
-		     variant->how);
-	if (variant->anon)
-		mthp_on(_metadata, &self->o);
+		     variant->how, (variant->large ? NEED_LARGE : 0) |
+		     (variant->anon ? NEED_MTHP : 0));
 }
 
 FIXTURE_TEARDOWN(unmap)
 {
-	oracle_release(&self->o);
-	mthp_off(_metadata, &self->o);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 TEST_F_TIMEOUT(unmap, access_faults, 180)

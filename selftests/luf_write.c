@@ -172,20 +172,17 @@ FIXTURE_SETUP(write)
 	self->src.fd = -1;
 	self->buf = NULL;
 	self->pipefd[0] = self->pipefd[1] = -1;
-	g_large = variant->large;
-	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
-	if (_metadata->exit_code)
-		return;
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
-	if (variant->how == BY_PAGEOUT && !strcmp(variant->dir, LUF_TMP_DIR))
-		swap_on(_metadata, &self->o.swapon);
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how,
+		     (variant->large ? NEED_LARGE : 0) |
+		     (variant->how == BY_PAGEOUT && !strcmp(variant->dir, LUF_TMP_DIR) ?
+		      NEED_SWAP : 0));
 }
 
 FIXTURE_TEARDOWN(write)
 {
 	write_release(self);
-	swap_off(_metadata, &self->o.swapon);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 /* Write all of @buf (@len bytes) into the pipe */
@@ -409,17 +406,13 @@ FIXTURE_VARIANT_ADD(cow, anon_mthp) { .brk = 0, .large = true };
 
 FIXTURE_SETUP(cow)
 {
-	g_large = variant->large;
-	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how);
-	if (!variant->dir)
-		mthp_on(_metadata, &self->o);
+	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how,
+		     (variant->large ? NEED_LARGE : 0) | (variant->dir ? 0 : NEED_MTHP));
 }
 
 FIXTURE_TEARDOWN(cow)
 {
-	oracle_release(&self->o);
-	mthp_off(_metadata, &self->o);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
@@ -508,10 +501,8 @@ FIXTURE_SETUP(swapin)
 {
 	self->child = -1;
 	self->gate[0] = self->gate[1] = -1;
-	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT);
-	if (_metadata->exit_code)
-		return;
-	swap_on(_metadata, &self->o.swapon);
+	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_PAGEOUT,
+		     NEED_SWAP);
 }
 
 static void swapin_release(FIXTURE_DATA(swapin) *self)
@@ -541,8 +532,7 @@ static void swapin_release(FIXTURE_DATA(swapin) *self)
 FIXTURE_TEARDOWN(swapin)
 {
 	swapin_release(self);
-	swap_off(_metadata, &self->o.swapon);
-	luf_module_done();
+	oracle_teardown(_metadata, &self->o);
 }
 
 /*

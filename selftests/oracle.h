@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The correctness oracles of luf.ko's deferred flushes, shared by the
- * luf_reuse, luf_write, luf_unmap, luf_fault, luf_nofault and luf_lifecycle
- * programs (each includes this header once).  Each test that guards a flush of the
- * module fails when that flush is removed on purpose (debug_break).
+ * luf_reuse, luf_write, luf_unmap, luf_fault, luf_nofault and
+ * luf_lifecycle programs (each includes this header once).
+ * Documentation/mm/luf/testing.rst has the broken modes, the gen_wrap and
+ * keep runs and the LUF_* variables.
  *
  * Every test runs with a freshly loaded module, enabled=1, migrc_enabled=1
  * and max_defer_ms=60000, so that only the flush under test (not the timer)
@@ -18,40 +19,18 @@
  * else flushes the reader's CPU first.  Things that do: another task on the
  * CPU (CR3 switch), and any kernel thread, since the deferred unmap moved
  * the mm's tlb_gen and coming back from lazy TLB mode then flushes.  So the
- * programs opt in to luf_quiet_cpus() (libluf: every movable kernel thread,
- * device interrupt and the unbound workqueues go to CPU 0, the per-CPU
- * vmstat work slows down; all restored at exit), keep the window between
- * the page-out and the change short, and in a broken run make up to
- * LUF_TRIES attempts per test.
+ * programs opt in to luf_quiet_cpus(), keep the window between the
+ * page-out and the change short, and in a broken run make up to LUF_TRIES
+ * attempts per test.
  *
  * Each test pages its mapping out with MADV_PAGEOUT (reclaim) or, in the
  * variants named *_migrate, moves it to node 1 with move_pages(2) (MIGRC:
  * the source pages are the ones held), and first asserts that a deferral
- * really happened (make_deferred(): deferred_folios moved and held_pages or
- * pending_folios is nonzero); if not, it fails.  Then the oracle.
- *
- * Broken modes: every fixture with variants has `int brk` as the first
- * member of its variant: the debug_break mode that variant must catch (1:
- * held pages released without a flush; 2: no flush on a page-cache change;
- * 3: no flush on a write fault), 0 for none.  Mode 5 (pages freed while
- * pending are not held: the free path's pfn filter misses) ends like mode
- * 1, a reused page that a stale translation still reaches, and is caught
- * by the variants of mode 1.  With LUF_BREAK=<n> in the
- * environment luf.ko is loaded with allow_unsafe=1 and debug_break=<n>; a
- * test whose variant does not catch <n> SKIPs, and one that does passes
- * only if its oracle DID see the violation (run_luf.sh -t break runs the
- * modes).
- *
- * Across the u32 wrap: with LUF_GEN_START=<n> every load of luf.ko gets
- * gen_start=<n> (run_luf.sh -t gen_wrap runs the tests that cycle through
- * generations that way).
- *
- * LUF_KEEP_MODULE=1 loads luf.ko once and never unloads it: each test
- * starts and ends with LUF and MIGRC disabled (everything settled) instead
- * of a reload (run_luf.sh -t keep runs the tests that need no reload that
- * way).  The multi-threaded TCG pass of make check uses it: under QEMU 7.2
- * thread=multi, patching a static call while other vCPUs execute it can
- * leave a vCPU executing the int3 of the patch after it finished.
+ * really happened (make_deferred()); if not, it fails.  Then the oracle.
+ * Every fixture with variants has `int brk` as the first member of its
+ * variant: the debug_break mode that variant must catch, 0 for none; in a
+ * broken run (LUF_BREAK) a test of that mode passes only if its oracle saw
+ * the violation, and the others skip.
  *
  * Between the page-out and the change, nothing in the system may settle
  * the deferred flush by accident: no write fault (every writable page of
@@ -59,10 +38,6 @@
  * everything the window needs is allocated before it) and no output (any
  * page-cache write settles everything in normal mode and in broken modes
  * 1 and 3).
- *
- * LUF_CORRECT_MARK set writes "unmap", "counted" and "publish" to
- * /sys/kernel/tracing/trace_marker, to see in a trace what ran in the
- * window.
  */
 #ifndef LUF_ORACLE_H
 #define LUF_ORACLE_H
@@ -134,16 +109,8 @@ enum how {
 };
 
 #define MIGRATE_NODE	1
-/*
- * Whether a deferral survives until it is checked, or splice steals a
- * page, depends on what the other CPUs do meanwhile (make_deferred(),
- * luf_reuse steal): such a try is made again (LUF_TRIES, libluf.h).  A
- * stale entry lives until something flushes the reader's CPU, and the
- * deferred unmap moved the mm's tlb_gen, so a kernel thread that runs on a
- * reader CPU in the window (lazy TLB, then back) flushes it too: in a
- * broken run a test makes up to LUF_TRIES attempts and passes at the first
- * that catches the violation.  A normal run makes one attempt.
- */
+
+/* A broken run makes up to LUF_TRIES attempts, a normal run one */
 
 struct outcome {
 	uint64_t bad;		/* violations the oracle saw */
@@ -187,7 +154,7 @@ struct outcome {
  * Variants with .large = true: tfile_create() writes the whole file with
  * one write(2), which XFS turns into one large folio (16 pages: order 4),
  * and make_deferred() asserts that pages of large folios were deferred.
- * Set by the fixture's setup from its variant.
+ * Set by oracle_setup() (NEED_LARGE).
  */
 static bool g_large __attribute__((unused));
 
@@ -370,7 +337,7 @@ static inline const char *how_skip(enum how how)
 
 /*
  * Demotion: memcg g_cg with demotion enabled, from oracle_setup() until
- * the fixture's teardown calls demote_end().  Only the test file's page
+ * oracle_teardown().  Only the test file's page
  * cache is charged to it (tfile_charge_cg()), so memory.reclaim of g_cg
  * unmaps nothing else of this mm: no ordinary batched flush of other
  * pages wipes the readers' TLBs behind the deferred one.
@@ -432,15 +399,6 @@ static inline int move_to_node(void *map, size_t len, int node)
 	return ret > 0 ? -EAGAIN : ret;
 }
 
-/*
- * Unmap @len bytes at @map as @how says and assert that the module
- * deferred the flush: deferred_folios moved and something is held
- * (@need_held) or pending now.  Reads only those counters afterwards,
- * since the stale entries live only until a kernel thread runs on a
- * reader CPU (the deferred unmap moved the mm's tlb_gen, so coming back
- * from lazy TLB mode flushes).  Prints nothing unless it fails (see the
- * window rule above).
- */
 /* The 64-bit entry of @pfn in @file (/proc/kpage*): 0 or -errno */
 static inline int kpage_read(const char *file, uint64_t pfn, uint64_t *v)
 {
@@ -472,6 +430,15 @@ static inline void page_fate(struct __test_metadata *_metadata, uint64_t pfn)
 	       !!(flags & 1ULL << 16), count);
 }
 
+/*
+ * Unmap @len bytes at @map as @how says and assert that the module
+ * deferred the flush: deferred_folios moved and something is held
+ * (@need_held) or pending now.  Reads only those counters afterwards,
+ * since the stale entries live only until a kernel thread runs on a
+ * reader CPU (the deferred unmap moved the mm's tlb_gen, so coming back
+ * from lazy TLB mode flushes).  Prints nothing unless it fails (see the
+ * window rule above).
+ */
 static inline void make_deferred(struct __test_metadata *_metadata, enum how how,
 				 void *map, size_t len, struct luf_ev *before,
 				 struct luf_ev *after, bool need_held)
@@ -586,64 +553,25 @@ static inline void open_window(struct __test_metadata *_metadata, struct rd_ctl 
 	make_deferred(_metadata, how, map, len, before, after, need_held);
 }
 
-/*
- * FIXTURE_SETUP: swap on LUF_SWAP_DEV, and *@on, or SKIP without it;
- * FIXTURE_TEARDOWN: swap_off() turns it off again if *@on.
- */
-static inline void swap_on(struct __test_metadata *_metadata, bool *on)
-{
-	const char *dev = luf_path(LUF_SWAP_DEV);
-
-	if (!path_exists(LUF_SWAP_DEV))
-		SKIP(return, "no swap device %s", dev);
-	/* EBUSY: left on by a test whose teardown did not run */
-	ASSERT_TRUE(!swapon(dev, 0) || errno == EBUSY)
-		TH_LOG("swapon %s: %s", dev, strerror(errno));
-	*on = true;
-}
-
-static inline void swap_off(struct __test_metadata *_metadata, bool *on)
-{
-	const char *dev = luf_path(LUF_SWAP_DEV);
-
-	if (*on && swapoff(dev))
-		TH_LOG("swapoff %s: %s", dev, strerror(errno));
-	*on = false;
-}
-
 /* anonymous 64 KiB mTHP: the knob of that size, "always" for a test */
 #define MTHP_KNOB	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
 
-/*
- * FIXTURE_SETUP of a test of anonymous mTHP (anon_mthp_map()), after
- * oracle_setup(): swap on and the 64 KiB size "always", its setting saved
- * in @o; skips without either.  mthp_off() (FIXTURE_TEARDOWN) undoes what
- * it did.
- */
-static inline void mthp_on(struct __test_metadata *_metadata, struct oracle *o)
+/* Swap on LUF_SWAP_DEV for oracle_setup() */
+static inline void swap_on(struct __test_metadata *_metadata, struct oracle *o)
 {
-	if (_metadata->exit_code)
-		return;
-	if (luf_page_size() != 4096 || !path_exists(MTHP_KNOB))
-		SKIP(return, "no 64 KiB mTHP (%s)", MTHP_KNOB);
-	swap_on(_metadata, &o->swapon);
-	if (!o->swapon)
-		return;
-	ASSERT_LT(0, read_file(MTHP_KNOB, o->mthp_saved, sizeof(o->mthp_saved)));
-	ASSERT_EQ(0, write_file_str(MTHP_KNOB, "always"));
+	const char *dev = luf_path(LUF_SWAP_DEV);
+
+	/* EBUSY: left on by a test whose teardown did not run */
+	ASSERT_TRUE(!swapon(dev, 0) || errno == EBUSY)
+		TH_LOG("swapon %s: %s", dev, strerror(errno));
+	o->swapon = true;
 }
 
-static inline void mthp_off(struct __test_metadata *_metadata, struct oracle *o)
+/* The 64 KiB size "always", its setting saved */
+static inline void mthp_on(struct __test_metadata *_metadata, struct oracle *o)
 {
-	/* "always [inherit] madvise never": the one in brackets */
-	char *b = strchr(o->mthp_saved, '['), *e = b ? strchr(b, ']') : NULL;
-
-	if (b && e) {
-		*e = '\0';
-		write_file_str(MTHP_KNOB, b + 1);
-	}
-	o->mthp_saved[0] = '\0';
-	swap_off(_metadata, &o->swapon);
+	ASSERT_LT(0, read_file(MTHP_KNOB, o->mthp_saved, sizeof(o->mthp_saved)));
+	ASSERT_EQ(0, write_file_str(MTHP_KNOB, "always"));
 }
 
 /* ---- test files ------------------------------------------------------ */
@@ -666,35 +594,6 @@ static inline int tfile_create(struct luf_file *f, const char *dir, const char *
 	snprintf(name, sizeof(name), "correct-%s", tag);
 	return luf_file_create_words(f, dir, name, npages * ps,
 				     g_large ? npages * ps : ps, gen_word, &gen);
-}
-
-/*
- * Charge the page cache of @f to g_cg: drop it, then read it back from a
- * child that runs in g_cg and exits.  0 or -errno.
- */
-static inline int tfile_charge_cg(const struct luf_file *f)
-{
-	off_t off;
-	pid_t pid;
-	char c;
-	int st;
-
-	if (fdatasync(f->fd) || posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED))
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		if (memcg_enter(g_cg))
-			_exit(1);
-		for (off = 0; off < (off_t)f->size; off += ps)
-			if (pread(f->fd, &c, 1, off) != 1)
-				_exit(2);
-		_exit(0);
-	}
-	if (waitpid(pid, &st, 0) != pid)
-		return -errno;
-	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
 }
 
 /*
@@ -901,18 +800,27 @@ static inline void oracle_release(struct oracle *o)
 	luf_file_destroy(&o->f);
 }
 
+/* What an oracle fixture needs besides luf.ko (oracle_setup()) */
+#define NEED_LARGE	1	/* large folios: sets g_large */
+#define NEED_SWAP	2	/* swap on LUF_SWAP_DEV */
+#define NEED_MTHP	4	/* swap, and anonymous 64 KiB mTHP "always" */
+#define NEED_MEMCG	8	/* the memory controller */
+
 /*
- * FIXTURE_SETUP of an oracle test: luf_prepare(), and SKIP without @dir
- * (NULL: none needed) or what @how needs.
+ * FIXTURE_SETUP of an oracle test: luf_prepare(), then what @need says;
+ * SKIP without @dir (NULL: none needed), or what @how or @need needs.
+ * Every SKIP comes before the first change to the system: a setup that
+ * does not complete has no teardown.
  */
 static inline void oracle_setup(struct __test_metadata *_metadata, struct oracle *o,
-				int brk, const char *dir, enum how how)
+				int brk, const char *dir, enum how how, unsigned int need)
 {
 	o->rd = NULL;
 	o->f.fd = -1;
 	o->map = NULL;
 	o->swapon = false;
 	o->mthp_saved[0] = '\0';
+	g_large = need & NEED_LARGE;
 	luf_prepare(_metadata, brk, 1 + NREADERS);
 	if (_metadata->exit_code)
 		return;
@@ -920,11 +828,44 @@ static inline void oracle_setup(struct __test_metadata *_metadata, struct oracle
 		REQUIRE_DIR(dir);
 	if (how_skip(how))
 		SKIP(return, "%s", how_skip(how));
+	if ((need & (NEED_SWAP | NEED_MTHP)) && !path_exists(LUF_SWAP_DEV))
+		SKIP(return, "no swap device %s", luf_path(LUF_SWAP_DEV));
+	if ((need & NEED_MTHP) && (luf_page_size() != 4096 || !path_exists(MTHP_KNOB)))
+		SKIP(return, "no 64 KiB mTHP (%s)", MTHP_KNOB);
+	if ((need & NEED_MEMCG) && !memcg_available())
+		SKIP(return, "no memory controller in " LUF_CGROUP_ROOT);
 	if (how == BY_DEMOTION) {
 		int err = demote_begin();
 
 		ASSERT_EQ(0, err) TH_LOG("memcg and demotion: %s", strerror(-err));
 	}
+	if (need & (NEED_SWAP | NEED_MTHP))
+		swap_on(_metadata, o);
+	if (!_metadata->exit_code && (need & NEED_MTHP))
+		mthp_on(_metadata, o);
+}
+
+/*
+ * FIXTURE_TEARDOWN of an oracle test: oracle_release(), undo what
+ * oracle_setup() did, and luf_module_done().
+ */
+static inline void oracle_teardown(struct __test_metadata *_metadata, struct oracle *o)
+{
+	/* "always [inherit] madvise never": the one in brackets */
+	char *b = strchr(o->mthp_saved, '['), *e = b ? strchr(b, ']') : NULL;
+	const char *dev = luf_path(LUF_SWAP_DEV);
+
+	oracle_release(o);
+	demote_end();
+	if (b && e) {
+		*e = '\0';
+		write_file_str(MTHP_KNOB, b + 1);
+	}
+	o->mthp_saved[0] = '\0';
+	if (o->swapon && swapoff(dev))
+		TH_LOG("swapoff %s: %s", dev, strerror(errno));
+	o->swapon = false;
+	luf_module_done();
 }
 
 #endif /* LUF_ORACLE_H */
