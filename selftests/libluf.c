@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
-#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,10 +17,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <linux/mempolicy.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
@@ -249,13 +250,14 @@ int file_mode(const char *path)
  * The file modprobe would load for @name: its line in
  * /lib/modules/$(uname -r)/modules.dep; NULL if there is none.
  */
-const char *luf_modules_dep(const char *name, char *buf, size_t len)
+static const char *luf_modules_dep(const char *name, char *buf, size_t len)
 {
 	char line[PATH_MAX + 256], want[64];
 	const char *found = NULL;
 	struct utsname u;
 	char *colon, *base;
 	FILE *f;
+	int n;
 
 	if (uname(&u))
 		return NULL;
@@ -272,11 +274,10 @@ const char *luf_modules_dep(const char *name, char *buf, size_t len)
 		base = strrchr(line, '/');
 		if (strcmp(base ? base + 1 : line, want))
 			continue;
-		if (line[0] == '/')
-			snprintf(buf, len, "%s", line);
-		else
-			snprintf(buf, len, "/lib/modules/%s/%s", u.release, line);
-		found = buf;
+		n = line[0] == '/' ? snprintf(buf, len, "%s", line) :
+		    snprintf(buf, len, "/lib/modules/%s/%s", u.release, line);
+		if (n > 0 && (size_t)n < len)
+			found = buf;
 	}
 	fclose(f);
 	return found;
@@ -422,29 +423,14 @@ void luf_module_done(void)
 	luf_disable();
 }
 
-static bool debugfs_mounted(void)
-{
-	char line[512], dev[128], dir[256], type[64];
-	bool found = false;
-	FILE *f;
-
-	f = fopen("/proc/mounts", "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%127s %255s %63s", dev, dir, type) == 3 &&
-			!strcmp(type, "debugfs") && !strcmp(dir, "/sys/kernel/debug");
-	fclose(f);
-	return found;
-}
-
 const char *luf_skip_reason(bool need_module)
 {
 	static char why[512];
+	struct statfs fs;
 
 	if (geteuid() != 0)
 		return "must be run as root";
-	if (!debugfs_mounted())
+	if (statfs("/sys/kernel/debug", &fs) || fs.f_type != DEBUGFS_MAGIC)
 		return "debugfs is not mounted at /sys/kernel/debug";
 	if (need_module && access(luf_ko_path(), R_OK)) {
 		snprintf(why, sizeof(why), "module file %s not found (set LUF_KO)",
@@ -508,23 +494,6 @@ static int read_key(const char *path, const char *name, uint64_t *val,
 int meminfo_kb(const char *name, uint64_t *kb)
 {
 	return read_key("/proc/meminfo", name, kb, ":");
-}
-
-int zoneinfo_pcp_pages(uint64_t *pages)
-{
-	unsigned long long v;
-	char line[256];
-	FILE *f;
-
-	f = fopen("/proc/zoneinfo", "re");
-	if (!f)
-		return -errno;
-	*pages = 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, " count: %llu", &v) == 1)
-			*pages += v;
-	fclose(f);
-	return 0;
 }
 
 int drop_caches(void)
@@ -688,16 +657,11 @@ int memcg_enter(const char *cg)
 	return memcg_write(cg, "cgroup.procs", pid);
 }
 
-int memcg_leave(void)
-{
-	return memcg_enter(LUF_CGROUP_ROOT);
-}
-
 int memcg_destroy(const char *cg)
 {
 	int i;
 
-	memcg_leave();
+	memcg_enter(LUF_CGROUP_ROOT);
 	for (i = 0; i < 100; i++) {
 		if (!rmdir(cg) || errno == ENOENT)
 			return 0;
@@ -911,9 +875,9 @@ int luf_wl_start(struct luf_wl *w, const char *const *args)
 {
 	const char *argv[32];
 	char exe[PATH_MAX], *slash;
-	int pfd[2], n, err;
 	pid_t parent;
 	ssize_t len;
+	int n, err;
 
 	memset(w, 0, sizeof(*w));
 	w->pid = -1;
@@ -932,23 +896,24 @@ int luf_wl_start(struct luf_wl *w, const char *const *args)
 		argv[n + 1] = args[n];
 	}
 	argv[n + 1] = NULL;
-	if (pipe2(pfd, O_CLOEXEC))
+	/* a file, not a pipe: the child never blocks on its output */
+	w->fd = memfd_create("luf_workload", MFD_CLOEXEC);
+	if (w->fd < 0)
 		return -errno;
 	parent = getpid();
 	w->pid = fork();
 	if (!w->pid) {
 		/* dies with the test; it may have died before the prctl() */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == parent && dup2(pfd[1], 1) == 1 && dup2(pfd[1], 2) == 2)
+		if (getppid() == parent && dup2(w->fd, 1) == 1 && dup2(w->fd, 2) == 2)
 			execv(exe, (char *const *)argv);
 		_exit(127);
 	}
-	err = w->pid < 0 ? -errno : 0;
-	close(pfd[1]);
-	if (err)
-		close(pfd[0]);
-	else
-		w->fd = pfd[0];
+	if (w->pid > 0)
+		return 0;
+	err = -errno;
+	close(w->fd);
+	w->fd = -1;
 	return err;
 }
 
@@ -960,48 +925,36 @@ void luf_wl_stop(const struct luf_wl *w)
 
 int luf_wl_wait(struct luf_wl *w, unsigned int timeout_s)
 {
-	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
 	double end = luf_now() + timeout_s;
-	char scratch[256], *buf;
-	size_t room;
+	bool killed = false;
+	int st, err;
 	ssize_t n;
-	int st, ms;
+	pid_t r;
 
 	if (w->pid <= 0)
 		return -ECHILD;
-	/* all of it, or the child could block on a full pipe */
-	for (;;) {
-		room = sizeof(w->out) - 1 - w->len;
-		ms = timeout_s ? (int)((end - luf_now()) * 1000) : -1;
-		if (timeout_s && ms <= 0) {
-			kill(w->pid, SIGKILL);
-			if (room)
-				snprintf(w->out + w->len, room + 1,
-					 "luf_wl_wait: still running after %u s: killed\n",
-					 timeout_s);
-			w->len += strlen(w->out + w->len);
-			timeout_s = 0;	/* the pipe closes as it dies */
-			continue;
-		}
-		n = poll(&pfd, 1, ms);
-		if (n < 0 && errno != EINTR)
+	while ((r = waitpid(w->pid, &st, timeout_s ? WNOHANG : 0)) != w->pid) {
+		if (r < 0 && errno != EINTR)
 			break;
-		if (n <= 0)	/* nothing to read yet: the deadline again */
-			continue;
-		buf = room ? w->out + w->len : scratch;
-		n = read(w->fd, buf, room ? room : sizeof(scratch));
-		if (n > 0 && room)
-			w->len += n;
-		if (!n || (n < 0 && errno != EINTR && errno != EAGAIN))
-			break;
+		if (timeout_s && !killed && luf_now() > end)
+			killed = !kill(w->pid, SIGKILL);
+		if (!r)
+			luf_msleep(50);
 	}
+	err = r < 0 ? -errno : 0;
+	w->pid = -1;
+	n = pread(w->fd, w->out, sizeof(w->out) - 1, 0);
+	w->len = n > 0 ? n : 0;
+	if (!err && killed && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+		w->len += snprintf(w->out + w->len, sizeof(w->out) - w->len,
+				   "luf_wl_wait: still running after %u s: killed\n",
+				   timeout_s);
+	w->len = w->len < sizeof(w->out) ? w->len : sizeof(w->out) - 1;
 	w->out[w->len] = '\0';
 	close(w->fd);
 	w->fd = -1;
-	while (waitpid(w->pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	w->pid = -1;
+	if (err)
+		return err;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 

@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libluf: helpers shared by the luf selftests and the demo workload.
- *
- * Every selftests/lib*.c is linked into every test binary, so anything two
- * programs need lives here: module load/unload, sysfs/debugfs access, the
- * luf counter snapshot and its invariants, /proc readers (vmstat, meminfo,
- * interrupts), CPU pinning, pinned reader threads, memcg helpers and the
- * workload drivers (MADV_PAGEOUT reclaim, memcg memory.max reclaim,
- * move_pages migration, memcg demotion).
+ * libluf: helpers shared by the luf selftests and luf_workload, linked
+ * into every program: module load/unload, sysfs/debugfs access, the
+ * counter snapshot, /proc readers, CPU pinning and quieting, the pinned
+ * reader engine, memcg helpers, test files, migration, and starting
+ * luf_workload as a child.
  *
  * Functions return 0 or a negative errno unless documented otherwise; none
  * of them prints on success.  Nothing here depends on kselftest_harness.h.
@@ -113,8 +110,6 @@ const char *luf_path(const char *dflt);
  */
 const char *luf_module_path(const char *name);
 #define luf_ko_path()	luf_module_path(LUF_MODNAME)
-/* The file of module @name in modules.dep, into @buf; NULL if none. */
-const char *luf_modules_dep(const char *name, char *buf, size_t len);
 /* /sys/module/luf exists */
 bool luf_is_loaded(void);
 /* finit_module(2) of @path with @params ("" or NULL for none). */
@@ -261,8 +256,6 @@ int read_keyed(const char *path, const char *const *names, int n,
 	       uint64_t *vals, bool *found, const char *sep);
 /* /proc/meminfo field in kB; -ENOENT if absent. */
 int meminfo_kb(const char *name, uint64_t *kb);
-/* Pages on the per-CPU free lists (sum of "count:" in /proc/zoneinfo). */
-int zoneinfo_pcp_pages(uint64_t *pages);
 /* sync + echo 3 > /proc/sys/vm/drop_caches */
 int drop_caches(void);
 
@@ -271,10 +264,10 @@ int drop_caches(void);
 /*
  * Opt-in, for tests that need quiet reader CPUs (libluf_quiet.c): move
  * every movable kernel thread, device interrupt and the unbound workqueues
- * to CPU 0 and set vm.stat_interval to 60 s, system-wide, until
- * luf_quiet_restore(), exit, SIGTERM or SIGINT of the calling process puts
- * back everything it changed.  LUF_QUIET_CPUS=0 in the environment: do
- * nothing.
+ * to CPU 0, turn NUMA balancing off and set vm.stat_interval to 60 s,
+ * system-wide, until luf_quiet_restore(), exit, SIGTERM or SIGINT of the
+ * calling process puts back everything it changed.  LUF_QUIET_CPUS=0 in
+ * the environment: do nothing.
  */
 void luf_quiet_cpus(void);
 void luf_quiet_restore(void);
@@ -302,9 +295,7 @@ int memcg_u64(const char *cg, const char *file, uint64_t *val);
 int memcg_stat(const char *cg, const char *key, uint64_t *val);
 /* Move the whole calling process into @cg (cgroup.procs). */
 int memcg_enter(const char *cg);
-/* Move the calling process back to the root cgroup. */
-int memcg_leave(void);
-/* leave + rmdir (retrying while busy). */
+/* Back to the root cgroup, then rmdir @cg (retrying while busy). */
 int memcg_destroy(const char *cg);
 
 /* ---- test file with a self-describing pattern ------------------------ */

@@ -6,7 +6,9 @@
  * flushes that CPU's TLB (a CR3 switch, or a kernel thread: the deferred
  * unmap moved the mm's tlb_gen, so coming back from lazy TLB mode
  * flushes), which hides a missing flush.  A program that needs quiet
- * reader CPUs opts in by calling luf_quiet_cpus() once before its tests.
+ * reader CPUs opts in by calling luf_quiet_cpus() once before its tests
+ * (libluf.h).  Only the process that called it restores what it changed,
+ * not a child that exits.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,14 +20,7 @@
 #include <unistd.h>
 
 #include "libluf.h"
-/*
- * luf_quiet_cpus() (opt-in, see libluf.h): every kernel thread that may
- * move goes to CPU 0, and so do device interrupts and unbound workqueues,
- * and the per-CPU vmstat work runs every 60 s instead of every second.
- * Everything it changed is restored at exit, on SIGTERM and SIGINT, or by
- * luf_quiet_restore(); only by the process that called it (not by a child
- * that exits).
- */
+
 #define PF_KTHREAD		0x00200000
 #define WQ_CPUMASK		"/sys/devices/virtual/workqueue/cpumask"
 #define STAT_INTERVAL		"/proc/sys/vm/stat_interval"

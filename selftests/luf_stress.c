@@ -71,6 +71,24 @@ FIXTURE_TEARDOWN(stress)
 	luf_ensure_unloaded();
 }
 
+/* Pages on the per-CPU free lists (sum of "count:" in /proc/zoneinfo) */
+static int zoneinfo_pcp_pages(uint64_t *pages)
+{
+	unsigned long long v;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "re");
+	if (!f)
+		return -errno;
+	*pages = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " count: %llu", &v) == 1)
+			*pages += v;
+	fclose(f);
+	return 0;
+}
+
 /* Where memory sits besides MemFree, for a MemFree mismatch. */
 static void log_memory(const char *when)
 {
