@@ -187,6 +187,22 @@ static inline uint64_t rd_new(const struct rd_ctl *c, size_t i)
 	return i >= c->zlo && i < c->zhi ? 0 : word(i, c->new_gen);
 }
 
+/*
+ * Every byte of @v is the byte of @a or of @b: a word read while the
+ * kernel changed it in place (x86's memset() zeroes a punched hole or a
+ * truncated tail byte by byte, rep stosb, and under multi-threaded TCG a
+ * reader on another vCPU sees the word half done).
+ */
+static inline bool rd_torn(uint64_t v, uint64_t a, uint64_t b)
+{
+	uint64_t m;
+
+	for (m = 0xff; m; m <<= 8)
+		if ((v & m) != (a & m) && (v & m) != (b & m))
+			return false;
+	return true;
+}
+
 static inline int rd_check(const struct luf_rd *rd, size_t i, uint64_t v, bool pub)
 {
 	const struct rd_ctl *c = ctl_of(rd);
@@ -200,6 +216,9 @@ static inline int rd_check(const struct luf_rd *rd, size_t i, uint64_t v, bool p
 		return LUF_RD_OK;
 	if (v == rd_old(c, i))
 		return pub ? LUF_RD_STALE : LUF_RD_OK;
+	/* the change itself, read before it was published */
+	if (!pub && rd_torn(v, rd_old(c, i), rd_new(c, i)))
+		return LUF_RD_OK;
 	return LUF_RD_CORRUPT;
 }
 
