@@ -482,8 +482,23 @@ static void aging_read(struct __test_metadata *_metadata,
 
 #define AGING_FILE_PATH	256	/* sizeof(luf_file.path) */
 
+/* For a failure report: every counter that moved from @a to @b */
+static void stat_moved(const struct luf_stat *a, const struct luf_stat *b)
+{
+	uint64_t v;
+	int i;
+
+	for (i = 0; i < b->n; i++) {
+		v = 0;
+		if (luf_stat_get(a, b->line[i].name, &v) || v != (uint64_t)b->line[i].val)
+			note("  %s: %" PRIu64 " -> %" PRId64 "\n", b->line[i].name, v,
+			     b->line[i].val);
+	}
+}
+
 TEST_F_TIMEOUT(lifecycle, aging_per_memcg, 120)
 {
+	static struct luf_stat s1, s2;
 	struct aging_ctrs c0, c1, c2, c3;
 	char cg[256], (*paths)[AGING_FILE_PATH];
 	int i;
@@ -502,6 +517,7 @@ TEST_F_TIMEOUT(lifecycle, aging_per_memcg, 120)
 	aging_read(_metadata, &c0);
 	ASSERT_EQ(0, aging_pageout(NULL, 512, "aging-root", paths[0]));
 	aging_read(_metadata, &c1);
+	ASSERT_EQ(0, luf_stat_read(&s1));
 	note("root memcg: deferred %" PRIu64 ", forced_aging %" PRIu64
 	     ", pending %" PRIu64 ", flushes %" PRIu64 "\n",
 	     c1.deferred - c0.deferred, c1.aging - c0.aging, c1.pending,
@@ -510,6 +526,7 @@ TEST_F_TIMEOUT(lifecycle, aging_per_memcg, 120)
 		TH_LOG("the root memcg's page-out left too little pending");
 	ASSERT_EQ(0, aging_pageout(cg, 32, "aging-small", paths[1]));
 	aging_read(_metadata, &c2);
+	ASSERT_EQ(0, luf_stat_read(&s2));
 	note("small memcg, 32 pages: deferred %" PRIu64 ", forced_aging %"
 	     PRIu64 ", pending %" PRIu64 "\n", c2.deferred - c1.deferred,
 	     c2.aging - c1.aging, c2.pending);
@@ -518,8 +535,10 @@ TEST_F_TIMEOUT(lifecycle, aging_per_memcg, 120)
 	ASSERT_EQ(c1.aging, c2.aging)
 		TH_LOG("aging flushed for a memcg that deferred < %d folios",
 		       AGING_MIN);
-	ASSERT_GE(c2.pending, c1.pending)
-		TH_LOG("the root memcg's deferrals were flushed");
+	ASSERT_GE(c2.pending, c1.pending) {
+		stat_moved(&s1, &s2);
+		TH_LOG("the root memcg's deferrals were flushed (what moved: above)");
+	}
 	ASSERT_EQ(0, aging_pageout(cg, 512, "aging-small2", paths[2]));
 	aging_read(_metadata, &c3);
 	note("small memcg, 512 pages: deferred %" PRIu64 ", forced_aging %"
