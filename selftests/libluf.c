@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * libluf: shared helpers for the luf selftests and workload (see libluf.h).
- */
+/* libluf: shared helpers for the luf selftests and workload (see libluf.h). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +15,14 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <linux/mempolicy.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "libluf.h"
-
-/* ---- time ----------------------------------------------------------- */
 
 double luf_now(void)
 {
@@ -50,19 +42,17 @@ void luf_msleep(unsigned int ms)
 
 size_t luf_page_size(void)
 {
-	static size_t ps;
-
-	if (!ps)
-		ps = (size_t)sysconf(_SC_PAGESIZE);
-	return ps;
+	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* ---- generic file helpers ------------------------------------------- */
-
-/* ---- environment --------------------------------------------------- */
-
 static struct luf_env env;
-static bool env_read;
+
+/* The environment variable of each LUF_DIR_* path, and its default */
+#define ENV_DIR(var)	{ #var, var }
+static const char *const env_dirs[LUF_DIR_NR][2] = {
+	ENV_DIR(LUF_EXT4_DIR), ENV_DIR(LUF_XFS_DIR), ENV_DIR(LUF_TMP_DIR), ENV_DIR(LUF_THP_DIR),
+	ENV_DIR(LUF_SWAP_DEV),
+};
 
 /* @name's value if set and not empty, else @dflt */
 static const char *env_str(const char *name, const char *dflt)
@@ -72,79 +62,58 @@ static const char *env_str(const char *name, const char *dflt)
 	return e && *e ? e : dflt;
 }
 
-static void env_bad(const char *name, const char *val, const char *want)
-{
-	if (!env.err[0])
-		snprintf(env.err, sizeof(env.err), "%s=%s: want %s", name, val, want);
-}
-
-/* @name, a number, into *@val; @dflt if unset */
-static void env_uint(const char *name, unsigned int dflt, unsigned int *val)
+/* @name as a number in [@lo, @hi], else (and in ->err if set) @dflt */
+static unsigned long env_num(const char *name, unsigned long dflt, unsigned long lo,
+			     unsigned long hi, const char *want)
 {
 	const char *e = env_str(name, NULL);
 	unsigned long v;
 	char *end;
 
-	*val = dflt;
 	if (!e)
-		return;
+		return dflt;
 	errno = 0;
 	v = strtoul(e, &end, 10);
-	if (errno || *end || v > UINT_MAX)
-		env_bad(name, e, "a number");
-	else
-		*val = (unsigned int)v;
+	if (isdigit((unsigned char)*e) && !errno && !*end && v >= lo && v <= hi)
+		return v;
+	if (!env.err[0])
+		snprintf(env.err, sizeof(env.err), "%s=%s: want %s", name, e, want);
+	return dflt;
 }
 
 const struct luf_env *luf_env(void)
 {
-	const char *e;
-	char *end;
+	static bool done;
+	int i;
 
-	if (env_read)
+	if (done)
 		return &env;
-	env_read = true;
-	env.dir[LUF_DIR_EXT4] = env_str("LUF_EXT4_DIR", LUF_EXT4_DIR);
-	env.dir[LUF_DIR_XFS] = env_str("LUF_XFS_DIR", LUF_XFS_DIR);
-	env.dir[LUF_DIR_TMP] = env_str("LUF_TMP_DIR", LUF_TMP_DIR);
-	env.dir[LUF_DIR_THP] = env_str("LUF_THP_DIR", LUF_THP_DIR);
-	env.dir[LUF_DIR_SWAP] = env_str("LUF_SWAP_DEV", LUF_SWAP_DEV);
+	done = true;
+	for (i = 0; i < LUF_DIR_NR; i++)
+		env.dir[i] = env_str(env_dirs[i][0], env_dirs[i][1]);
 	env.ko = env_str("LUF_KO", NULL);
 	env.notifier_ko = env_str("LUF_NOTIFIER_KO", NULL);
 	env.quiet = strcmp(env_str("LUF_QUIET_CPUS", "1"), "0");
 	env.mark = env_str("LUF_CORRECT_MARK", NULL);
 	env.keep = !strcmp(env_str("LUF_KEEP_MODULE", "0"), "1");
-	e = env_str("LUF_BREAK", NULL);
-	if (e) {
-		errno = 0;
-		env.brk = (int)strtol(e, &end, 10);
-		if (errno || *end || env.brk < 1 || env.brk >= BRK_NR)
-			env_bad("LUF_BREAK", e, "a mode of debug_break");
-	}
-	e = env_str("LUF_GEN_START", NULL);
-	if (e) {
-		errno = 0;
-		env.gen_start = strtoul(e, &end, 10);
-		if (errno || *end || !env.gen_start || env.gen_start > 0xffffffffUL)
-			env_bad("LUF_GEN_START", e, "1-4294967295");
-	}
-	env_uint("LUF_STRESS_CYCLES", 100, &env.stress_cycles);
-	env_uint("LUF_STRESS_DEADLINE_S", 540, &env.stress_deadline_s);
-	env_uint("LUF_STRESS_SIZE_MB", 8, &env.stress_size_mb);
-	env_uint("LUF_STRESS_ROUND_PAUSE_MS", 2000, &env.stress_round_pause_ms);
-	env_uint("LUF_STRESS_READER_PAUSE_US", 2000, &env.stress_reader_pause_us);
+	env.brk = env_num("LUF_BREAK", 0, 1, BRK_NR - 1, "a mode of debug_break");
+	env.gen_start = env_num("LUF_GEN_START", 0, 1, 0xffffffffUL, "1-4294967295");
+	env.stress_cycles = env_num("LUF_STRESS_CYCLES", 100, 0, UINT_MAX, "a number");
+	env.stress_deadline_s = env_num("LUF_STRESS_DEADLINE_S", 540, 0, UINT_MAX, "a number");
+	env.stress_size_mb = env_num("LUF_STRESS_SIZE_MB", 8, 0, UINT_MAX, "a number");
+	env.stress_round_pause_ms = env_num("LUF_STRESS_ROUND_PAUSE_MS", 2000, 0, UINT_MAX,
+					    "a number");
+	env.stress_reader_pause_us = env_num("LUF_STRESS_READER_PAUSE_US", 2000, 0, UINT_MAX,
+					     "a number");
 	return &env;
 }
 
 const char *luf_path(const char *dflt)
 {
-	static const char *const dflts[LUF_DIR_NR] = {
-		LUF_EXT4_DIR, LUF_XFS_DIR, LUF_TMP_DIR, LUF_THP_DIR, LUF_SWAP_DEV,
-	};
 	int i;
 
 	for (i = 0; i < LUF_DIR_NR; i++)
-		if (!strcmp(dflt, dflts[i]))
+		if (!strcmp(dflt, env_dirs[i][1]))
 			return luf_env()->dir[i];
 	return dflt;
 }
@@ -158,17 +127,13 @@ bool path_exists(const char *path)
 
 int write_file(const char *path, const void *buf, size_t len)
 {
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err;
 	ssize_t n;
-	int fd, err = 0;
 
-	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = write(fd, buf, len);
-	if (n < 0)
-		err = -errno;
-	else if ((size_t)n != len)
-		err = -EIO;
+	err = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
 	close(fd);
 	return err;
 }
@@ -180,7 +145,7 @@ int write_file_str(const char *path, const char *s)
 
 ssize_t read_file(const char *path, char *buf, size_t len)
 {
-	ssize_t n, total = 0;
+	ssize_t n = 0, total = 0;
 	int fd;
 
 	if (!len)
@@ -188,85 +153,62 @@ ssize_t read_file(const char *path, char *buf, size_t len)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while ((size_t)total < len - 1) {
-		n = read(fd, buf + total, len - 1 - total);
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (!n)
-			break;
+	while ((size_t)total < len - 1 && (n = read(fd, buf + total, len - 1 - total)) > 0)
 		total += n;
-	}
-	buf[total] = '\0';
+	if (n < 0)
+		total = -errno;
+	else
+		buf[total] = '\0';
 	close(fd);
 	return total;
 }
 
-static int parse_u64_strict(const char *s, uint64_t *val)
+int read_u64_strict(const char *path, uint64_t *val)
 {
+	char buf[64], *p;
+	ssize_t n = read_file(path, buf, sizeof(buf));
 	uint64_t v = 0;
-	const char *p = s;
 
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		unsigned int d = *p - '0';
-
-		if (v > (UINT64_MAX - d) / 10)
+	if (n < 0)
+		return n;
+	for (p = buf; isdigit((unsigned char)*p); p++) {
+		if (v > (UINT64_MAX - (*p - '0')) / 10)
 			return -ERANGE;
-		v = v * 10 + d;
+		v = v * 10 + (*p - '0');
 	}
-	if (p[0] != '\n' || p[1] != '\0')
+	if (p == buf || strcmp(p, "\n"))
 		return -EINVAL;
 	*val = v;
 	return 0;
-}
-
-int read_u64_strict(const char *path, uint64_t *val)
-{
-	char buf[64];
-	ssize_t n;
-
-	n = read_file(path, buf, sizeof(buf));
-	if (n < 0)
-		return n;
-	return parse_u64_strict(buf, val);
 }
 
 int file_mode(const char *path)
 {
 	struct stat st;
 
-	if (stat(path, &st))
-		return -errno;
-	return st.st_mode & 07777;
+	return stat(path, &st) ? -errno : (int)(st.st_mode & 07777);
 }
 
-/* ---- module --------------------------------------------------------- */
-
-/*
- * The file modprobe would load for @name: its line in
- * /lib/modules/$(uname -r)/modules.dep; NULL if there is none.
- */
-static const char *luf_modules_dep(const char *name, char *buf, size_t len)
+const char *luf_module_path(const char *name)
 {
-	char line[PATH_MAX + 256], want[64];
-	const char *found = NULL;
+	static char path[2][PATH_MAX];
+	bool luf = !strcmp(name, LUF_MODNAME), found = false;
+	const char *p = luf ? luf_env()->ko : luf_env()->notifier_ko;
+	char line[PATH_MAX + 256], dir[128], want[64], *colon, *base, *buf = path[luf];
 	struct utsname u;
-	char *colon, *base;
-	FILE *f;
+	FILE *f = NULL;
 	int n;
 
-	if (uname(&u))
-		return NULL;
-	snprintf(line, sizeof(line), "/lib/modules/%s/modules.dep", u.release);
-	f = fopen(line, "re");
-	if (!f)
-		return NULL;
+	if (p)
+		return p;
+	/* the file modprobe would load: its line in modules.dep */
+	if (!uname(&u)) {
+		snprintf(dir, sizeof(dir), "/lib/modules/%s/", u.release);
+		snprintf(line, sizeof(line), "%smodules.dep", dir);
+		f = fopen(line, "re");
+	}
 	snprintf(want, sizeof(want), "%s.ko", name);
-	while (!found && fgets(line, sizeof(line), f)) {
+	while (f && !found && fgets(line, sizeof(line), f)) {
 		colon = strchr(line, ':');
 		if (!colon)
 			continue;
@@ -274,62 +216,39 @@ static const char *luf_modules_dep(const char *name, char *buf, size_t len)
 		base = strrchr(line, '/');
 		if (strcmp(base ? base + 1 : line, want))
 			continue;
-		n = line[0] == '/' ? snprintf(buf, len, "%s", line) :
-		    snprintf(buf, len, "/lib/modules/%s/%s", u.release, line);
-		if (n > 0 && (size_t)n < len)
-			found = buf;
+		n = snprintf(buf, PATH_MAX, "%s%s", line[0] == '/' ? "" : dir, line);
+		found = n > 0 && n < PATH_MAX;
 	}
-	fclose(f);
-	return found;
-}
-
-const char *luf_module_path(const char *name)
-{
-	static char dep[2][PATH_MAX];
-	bool luf = !strcmp(name, LUF_MODNAME);
-	const char *p = luf ? luf_env()->ko : luf_env()->notifier_ko;
-
-	if (p)
-		return p;
-	p = luf_modules_dep(name, dep[luf], sizeof(dep[luf]));
-	if (!p) {
-		snprintf(dep[luf], sizeof(dep[luf]), "/luf/%s.ko", name);
-		p = dep[luf];
-	}
-	return p;
+	if (f)
+		fclose(f);
+	if (!found)
+		snprintf(buf, PATH_MAX, "/luf/%s.ko", name);
+	return buf;
 }
 
 bool luf_is_loaded(void)
 {
-	char line[512];
+	FILE *f = fopen("/proc/modules", "re");
 	bool found = false;
-	FILE *f;
+	char line[512];
 
-	f = fopen("/proc/modules", "re");
 	if (!f)
 		return path_exists(LUF_MODULE_DIR);
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, LUF_MODNAME " ", strlen(LUF_MODNAME) + 1)) {
-			found = true;
-			break;
-		}
-	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, LUF_MODNAME " ", strlen(LUF_MODNAME " "));
 	fclose(f);
 	return found;
 }
 
 int luf_insmod(const char *path, const char *params)
 {
-	long ret;
-	int fd, err;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = syscall(SYS_finit_module, fd, params ? params : "", 0);
-	err = errno;
+	err = syscall(SYS_finit_module, fd, params ?: "", 0) ? -errno : 0;
 	close(fd);
-	return ret ? -err : 0;
+	return err;
 }
 
 int luf_load(const char *params)
@@ -371,41 +290,27 @@ int luf_ensure_unloaded(void)
 	if (!luf_is_loaded())
 		return 0;
 	err = luf_unload();
-	if (err && err != -ENOENT)
-		return err;
-	return luf_is_loaded() ? -EBUSY : 0;
+	return err && err != -ENOENT ? err : luf_is_loaded() ? -EBUSY : 0;
 }
 
 /* LUF and MIGRC off, which settles everything pending or held */
 static int luf_disable(void)
 {
-	int err = luf_knob_write(KNOB(enabled), "0");
-
-	return err ? err : luf_knob_write(KNOB(migrc_enabled), "0");
+	return luf_knob_write(KNOB(enabled), "0") ?: luf_knob_write(KNOB(migrc_enabled), "0");
 }
 
 int luf_module_fresh(const char *params)
 {
-	int err;
-
-	if (!luf_env()->keep) {
-		err = luf_ensure_unloaded();
-		return err ? err : luf_load(params);
-	}
-	if (!luf_is_loaded()) {
-		err = luf_load(params);
-		if (err)
-			return err;
-	}
-	return luf_disable();
+	if (!luf_env()->keep)
+		return luf_ensure_unloaded() ?: luf_load(params);
+	return (luf_is_loaded() ? 0 : luf_load(params)) ?: luf_disable();
 }
 
 int luf_module_fresh_brk(void)
 {
-	int brk = luf_env()->brk, err;
+	int brk = luf_env()->brk, err = luf_module_fresh(brk ? "allow_unsafe=1" : "");
 	char buf[16];
 
-	err = luf_module_fresh(brk ? "allow_unsafe=1" : "");
 	if (err || !brk)
 		return err;
 	snprintf(buf, sizeof(buf), "%d", brk);
@@ -433,19 +338,15 @@ const char *luf_skip_reason(bool need_module)
 	if (statfs("/sys/kernel/debug", &fs) || fs.f_type != DEBUGFS_MAGIC)
 		return "debugfs is not mounted at /sys/kernel/debug";
 	if (need_module && access(luf_ko_path(), R_OK)) {
-		snprintf(why, sizeof(why), "module file %s not found (set LUF_KO)",
-			 luf_ko_path());
+		snprintf(why, sizeof(why), "module file %s not found (set LUF_KO)", luf_ko_path());
 		return why;
 	}
 	return NULL;
 }
 
-/* ---- system statistics ---------------------------------------------- */
-
 int nr_cpus(void)
 {
-	long conf = sysconf(_SC_NPROCESSORS_CONF);
-	long onln = sysconf(_SC_NPROCESSORS_ONLN);
+	long conf = sysconf(_SC_NPROCESSORS_CONF), onln = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return (int)(conf > onln ? conf : onln);
 }
@@ -453,13 +354,11 @@ int nr_cpus(void)
 int read_keyed(const char *path, const char *const *names, int n,
 	       uint64_t *vals, bool *found, const char *sep)
 {
-	char line[256], key[128];
+	char line[256], key[128], fmt[32];
+	FILE *f = fopen(path, "re");
 	unsigned long long v;
 	int i, hits = 0;
-	char fmt[32];
-	FILE *f;
 
-	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	snprintf(fmt, sizeof(fmt), "%%127[^%s]%s %%llu", sep, sep);
@@ -479,16 +378,12 @@ int read_keyed(const char *path, const char *const *names, int n,
 }
 
 /* The value of key @name in @path (read_keyed()); -ENOENT if absent. */
-static int read_key(const char *path, const char *name, uint64_t *val,
-		    const char *sep)
+static int read_key(const char *path, const char *name, uint64_t *val, const char *sep)
 {
 	bool found = false;
-	int ret;
+	int ret = read_keyed(path, &name, 1, val, &found, sep);
 
-	ret = read_keyed(path, &name, 1, val, &found, sep);
-	if (ret < 0)
-		return ret;
-	return found ? 0 : -ENOENT;
+	return ret < 0 ? ret : found ? 0 : -ENOENT;
 }
 
 int meminfo_kb(const char *name, uint64_t *kb)
@@ -502,8 +397,6 @@ int drop_caches(void)
 	return write_file_str("/proc/sys/vm/drop_caches", "3");
 }
 
-/* ---- CPUs, NUMA ------------------------------------------------------ */
-
 int pin_to_cpu(int cpu)
 {
 	cpu_set_t set;
@@ -514,95 +407,66 @@ int pin_to_cpu(int cpu)
 }
 
 /* Is @nid in a kernel list like "0-1,3"? */
-static bool in_list(const char *list, int nid)
+static bool in_list(const char *p, int nid)
 {
-	const char *p = list;
 	char *end;
 	long a, b;
 
-	while (*p) {
+	for (;; p = end + 1) {
 		a = strtol(p, &end, 10);
 		if (end == p)
 			return false;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			p = end;
-		}
+		b = *end == '-' ? strtol(end + 1, &end, 10) : a;
 		if (nid >= a && nid <= b)
 			return true;
-		if (*p != ',')
-			break;
-		p++;
+		if (*end != ',')
+			return false;
 	}
-	return false;
 }
 
 bool numa_node_has_memory(int nid)
 {
 	char buf[256];
 
-	if (read_file("/sys/devices/system/node/has_memory", buf, sizeof(buf)) <= 0)
-		return false;
-	return in_list(buf, nid);
-}
-
-/* Memory tier id holding @nid, or -1. */
-static int memory_tier_of(int nid)
-{
-	const char *dir = "/sys/bus/memory_tiering/devices";
-	char path[512], buf[256];
-	struct dirent *de;
-	int tier = -1;
-	DIR *d;
-
-	d = opendir(dir);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		int id;
-
-		if (sscanf(de->d_name, "memory_tier%d", &id) != 1)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/nodelist", dir, de->d_name);
-		if (read_file(path, buf, sizeof(buf)) > 0 && in_list(buf, nid)) {
-			tier = id;
-			break;
-		}
-	}
-	closedir(d);
-	return tier;
+	return read_file("/sys/devices/system/node/has_memory", buf, sizeof(buf)) > 0 &&
+	       in_list(buf, nid);
 }
 
 bool numa_demotion_possible(char *why, size_t len)
 {
-	int t0, t1;
+	DIR *d = opendir("/sys/bus/memory_tiering/devices");
+	int id, t0 = -1, t1 = -1;
+	char path[512], buf[256];
+	struct dirent *de;
 
-	if (!path_exists(LUF_DEMOTION_KNOB)) {
+	/* the memory tiers of nodes 0 and 1 */
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "/sys/bus/memory_tiering/devices/%s/nodelist",
+			 de->d_name);
+		if (sscanf(de->d_name, "memory_tier%d", &id) != 1 ||
+		    read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		if (t0 < 0 && in_list(buf, 0))
+			t0 = id;
+		if (t1 < 0 && in_list(buf, 1))
+			t1 = id;
+	}
+	if (d)
+		closedir(d);
+	if (!path_exists(LUF_DEMOTION_KNOB))
 		snprintf(why, len, "%s is missing", LUF_DEMOTION_KNOB);
-		return false;
-	}
-	if (!numa_node_has_memory(0) || !numa_node_has_memory(1)) {
+	else if (!numa_node_has_memory(0) || !numa_node_has_memory(1))
 		snprintf(why, len, "NUMA node 0 or 1 has no memory");
-		return false;
-	}
-	t0 = memory_tier_of(0);
-	t1 = memory_tier_of(1);
-	if (t0 < 0 || t1 < 0) {
+	else if (t0 < 0 || t1 < 0)
 		snprintf(why, len, "no memory tier for node 0 or 1");
-		return false;
-	}
-	if (t1 <= t0) {
+	else if (t1 <= t0)
 		snprintf(why, len,
 			 "node 1 (memory_tier%d) is not a lower tier than node 0 (memory_tier%d)",
 			 t1, t0);
-		return false;
-	}
-	return true;
+	else
+		return true;
+	return false;
 }
-
-/* ---- memcg ----------------------------------------------------------- */
 
 bool memcg_available(void)
 {
@@ -611,18 +475,15 @@ bool memcg_available(void)
 	if (read_file(LUF_CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
 	    !strstr(buf, "memory"))
 		return false;
-	if (read_file(LUF_CGROUP_ROOT "/cgroup.subtree_control", buf, sizeof(buf)) >= 0 &&
-	    strstr(buf, "memory"))
-		return true;
-	return write_file_str(LUF_CGROUP_ROOT "/cgroup.subtree_control", "+memory") == 0;
+	return (read_file(LUF_CGROUP_ROOT "/cgroup.subtree_control", buf, sizeof(buf)) >= 0 &&
+		strstr(buf, "memory")) ||
+	       !write_file_str(LUF_CGROUP_ROOT "/cgroup.subtree_control", "+memory");
 }
 
 int memcg_create(const char *name, char *path, size_t len)
 {
 	snprintf(path, len, "%s/%s", LUF_CGROUP_ROOT, name);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
+	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
 }
 
 int memcg_write(const char *cg, const char *file, const char *val)
@@ -631,14 +492,6 @@ int memcg_write(const char *cg, const char *file, const char *val)
 
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
 	return write_file_str(path, val);
-}
-
-int memcg_stat(const char *cg, const char *key, uint64_t *val)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/memory.stat", cg);
-	return read_key(path, key, val, " ");
 }
 
 int memcg_u64(const char *cg, const char *file, uint64_t *val)
@@ -672,53 +525,42 @@ int memcg_destroy(const char *cg)
 	return -EBUSY;
 }
 
-/* ---- test file ------------------------------------------------------- */
-
 int luf_file_create_words(struct luf_file *f, const char *dir,
 			  const char *tag, size_t size, size_t wsize,
 			  uint64_t (*word)(uint64_t idx, void *arg), void *arg)
 {
-	size_t ps = luf_page_size(), off, i;
+	size_t ps = luf_page_size(), off, len, i;
 	uint64_t *buf;
 	ssize_t n;
-	int err = 0;
+	int err;
 
 	memset(f, 0, sizeof(*f));
-	f->fd = -1;
 	size = (size + ps - 1) / ps * ps;
 	wsize = wsize ? (wsize + ps - 1) / ps * ps : ps;
-	snprintf(f->path, sizeof(f->path), "%s/luf-%s-%d", luf_path(dir), tag,
-		 getpid());
+	snprintf(f->path, sizeof(f->path), "%s/luf-%s-%d", luf_path(dir), tag, getpid());
 	f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0)
 		return -errno;
 	f->size = size;
 	f->npages = size / ps;
 	buf = malloc(wsize);
-	if (!buf) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	for (off = 0; off < size; off += wsize) {
-		size_t len = size - off < wsize ? size - off : wsize;
-
+	err = buf ? 0 : -ENOMEM;
+	for (off = 0; !err && off < size; off += wsize) {
+		len = size - off < wsize ? size - off : wsize;
 		for (i = 0; i < len / 8; i++)
 			buf[i] = word(off / 8 + i, arg);
 		n = pwrite(f->fd, buf, len, off);
-		if (n < 0 || (size_t)n != len) {
+		if (n != (ssize_t)len)
 			err = n < 0 ? -errno : -EIO;
-			break;
-		}
 	}
 	free(buf);
 	if (!err && fsync(f->fd))
 		err = -errno;
-	if (!err)
-		return 0;
-fail:
-	close(f->fd);
-	unlink(f->path);
-	f->fd = -1;
+	if (err) {
+		close(f->fd);
+		unlink(f->path);
+		f->fd = -1;
+	}
 	return err;
 }
 
@@ -728,30 +570,23 @@ static uint64_t pattern_word(uint64_t idx, void *arg)
 	return luf_pattern(idx * 8);
 }
 
-int luf_file_create(struct luf_file *f, const char *dir, const char *tag,
-		    size_t size)
+int luf_file_create(struct luf_file *f, const char *dir, const char *tag, size_t size)
 {
-	if (!size)
-		return -EINVAL;
-	return luf_file_create_words(f, dir, tag, size, 64 * 1024,
-				     pattern_word, NULL);
+	return size ? luf_file_create_words(f, dir, tag, size, 64 * 1024, pattern_word, NULL) :
+		      -EINVAL;
 }
 
 int luf_file_evict(struct luf_file *f)
 {
-	int err;
-
 	if (fdatasync(f->fd))
 		return -errno;
-	err = posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
-	return err ? -err : 0;
+	return -posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
 int luf_file_map(struct luf_file *f)
 {
-	void *p;
+	void *p = mmap(NULL, f->size, PROT_READ, MAP_SHARED, f->fd, 0);
 
-	p = mmap(NULL, f->size, PROT_READ, MAP_SHARED, f->fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	/* order-0 folios only: the counters count folios */
@@ -763,19 +598,15 @@ int luf_file_map(struct luf_file *f)
 int luf_pagemap_pfns(const void *addr, size_t n, uint64_t *pfns)
 {
 	size_t ps = luf_page_size(), len = n * sizeof(uint64_t), i;
-	off_t off = (off_t)((uintptr_t)addr / ps * sizeof(uint64_t));
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ssize_t got;
-	int fd;
 
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	got = pread(fd, pfns, len, off);
+	got = pread(fd, pfns, len, (off_t)((uintptr_t)addr / ps * sizeof(uint64_t)));
 	close(fd);
-	if (got < 0)
-		return -errno;
-	if ((size_t)got != len)
-		return -EIO;
+	if (got != (ssize_t)len)
+		return got < 0 ? -errno : -EIO;
 	for (i = 0; i < n; i++)
 		pfns[i] = pfns[i] >> 63 ? pfns[i] & ((1ULL << 55) - 1) : 0;
 	return 0;
@@ -791,12 +622,9 @@ uint64_t luf_file_touch(struct luf_file *f)
 	size_t ps = luf_page_size(), i;
 	uint64_t bad = 0;
 
-	for (i = 0; i < f->npages; i++) {
-		uint64_t off = (uint64_t)i * ps;
-
-		if (*(const volatile uint64_t *)(f->map + off) != luf_pattern(off))
-			bad++;
-	}
+	for (i = 0; i < f->npages; i++)
+		bad += *(const volatile uint64_t *)(f->map + i * ps) !=
+		       luf_pattern((uint64_t)i * ps);
 	return bad;
 }
 
@@ -812,58 +640,43 @@ void luf_file_destroy(struct luf_file *f)
 	f->fd = -1;
 }
 
-/* ---- migration, the workload driver ---------------------------------- */
-
-long luf_move_pages(unsigned long count, void **pages, const int *nodes,
-		    int *status)
+long luf_move_pages(unsigned long count, void **pages, const int *nodes, int *status)
 {
-	return syscall(SYS_move_pages, 0, count, pages, nodes, status,
-		       MPOL_MF_MOVE_ALL);
+	return syscall(SYS_move_pages, 0, count, pages, nodes, status, MPOL_MF_MOVE_ALL);
 }
 
 int luf_move_to_node(const void *map, size_t npages, int node, size_t chunk,
 		     int *status)
 {
 	size_t ps = luf_page_size(), at, i, c;
-	int *st = status, *nodes = NULL;
-	void **pages = NULL;
-	int err = 0;
+	int *st, *nodes, err = 0;
+	void **pages;
 
 	if (!chunk || chunk > npages)
 		chunk = npages;
-	pages = calloc(chunk ? chunk : 1, sizeof(*pages));
-	nodes = calloc(chunk ? chunk : 1, sizeof(*nodes));
-	if (!st)
-		st = calloc(npages ? npages : 1, sizeof(*st));
-	if (!pages || !nodes || !st) {
+	pages = calloc(chunk ?: 1, sizeof(*pages));
+	nodes = calloc(chunk ?: 1, sizeof(*nodes));
+	st = status ?: calloc(npages ?: 1, sizeof(*st));
+	if (!pages || !nodes || !st)
 		err = -ENOMEM;
-		goto out;
-	}
-	for (at = 0; at < npages; at += c) {
+	for (at = 0; !err && at < npages; at += c) {
 		c = npages - at < chunk ? npages - at : chunk;
 		for (i = 0; i < c; i++) {
 			pages[i] = (char *)map + (at + i) * ps;
 			nodes[i] = node;
 			st[at + i] = -1;
 		}
-		if (luf_move_pages(c, pages, node < 0 ? NULL : nodes, st + at)) {
+		if (luf_move_pages(c, pages, node < 0 ? NULL : nodes, st + at))
 			err = -errno;
-			goto out;
-		}
 	}
-	for (i = 0; node >= 0 && i < npages; i++)
+	for (i = 0; err >= 0 && node >= 0 && i < npages; i++)
 		err += st[i] != node;
-	/*
-	 * The other pages of a large folio report -EBUSY (their folio was
-	 * already isolated, by its first page) and move with it: ask where
-	 * every page is now.
-	 */
+	/* a large folio's other pages report -EBUSY, yet move with it: ask where each is */
 	if (err > 0) {
 		err = luf_move_to_node(map, npages, -1, chunk, st);
 		for (i = 0; !err && i < npages; i++)
 			err += st[i] != node;
 	}
-out:
 	free(pages);
 	free(nodes);
 	if (st != status)
@@ -873,9 +686,9 @@ out:
 
 int luf_wl_start(struct luf_wl *w, const char *const *args)
 {
-	const char *argv[32];
 	char exe[PATH_MAX], *slash;
-	pid_t parent;
+	const char *argv[32] = { exe };
+	pid_t parent = getpid();
 	ssize_t len;
 	int n, err;
 
@@ -889,18 +702,14 @@ int luf_wl_start(struct luf_wl *w, const char *const *args)
 	exe[len] = '\0';
 	slash = strrchr(exe, '/');
 	strcpy(slash ? slash + 1 : exe, "luf_workload");
-	argv[0] = exe;
-	for (n = 0; args[n]; n++) {
-		if (n + 2 >= (int)ARRAY_SIZE(argv))
-			return -E2BIG;
+	for (n = 0; args[n] && n + 2 < (int)ARRAY_SIZE(argv); n++)
 		argv[n + 1] = args[n];
-	}
-	argv[n + 1] = NULL;
+	if (args[n])
+		return -E2BIG;
 	/* a file, not a pipe: the child never blocks on its output */
 	w->fd = memfd_create("luf_workload", MFD_CLOEXEC);
 	if (w->fd < 0)
 		return -errno;
-	parent = getpid();
 	w->pid = fork();
 	if (!w->pid) {
 		/* dies with the test; it may have died before the prctl() */
@@ -947,28 +756,23 @@ int luf_wl_wait(struct luf_wl *w, unsigned int timeout_s)
 	w->len = n > 0 ? n : 0;
 	if (!err && killed && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
 		w->len += snprintf(w->out + w->len, sizeof(w->out) - w->len,
-				   "luf_wl_wait: still running after %u s: killed\n",
-				   timeout_s);
+				   "luf_wl_wait: still running after %u s: killed\n", timeout_s);
 	w->len = w->len < sizeof(w->out) ? w->len : sizeof(w->out) - 1;
 	w->out[w->len] = '\0';
 	close(w->fd);
 	w->fd = -1;
-	if (err)
-		return err;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return err ?: WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 int64_t luf_wl_get(const struct luf_wl *w, const char *key)
 {
 	size_t kl = strlen(key);
-	const char *p = w->out;
+	const char *p, *e;
 
-	while (p && *p) {
+	for (p = w->out; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, '\n');
 		if (!strncmp(p, key, kl) && p[kl] == '=')
 			return strtoll(p + kl + 1, NULL, 10);
-		p = strchr(p, '\n');
-		if (p)
-			p++;
 	}
 	return -1;
 }
@@ -984,8 +788,7 @@ void luf_wl_log(const char *prefix, const struct luf_wl *w)
 		e = strchrnul(p, '\n');
 		if (memchr(p, '=', e - p) && !memchr(p, ' ', e - p)) {
 			if (n < sizeof(kv))
-				n += snprintf(kv + n, sizeof(kv) - n, " %.*s",
-					      (int)(e - p), p);
+				n += snprintf(kv + n, sizeof(kv) - n, " %.*s", (int)(e - p), p);
 		} else {
 			fprintf(stderr, "# %s%.*s\n", prefix, (int)(e - p), p);
 		}

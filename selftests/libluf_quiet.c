@@ -1,14 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libluf: keeping the reader CPUs of a test quiet (luf_quiet_cpus()).
- *
- * Whatever runs on a reader CPU while a test waits for a stale TLB entry
- * flushes that CPU's TLB (a CR3 switch, or a kernel thread: the deferred
- * unmap moved the mm's tlb_gen, so coming back from lazy TLB mode
- * flushes), which hides a missing flush.  A program that needs quiet
- * reader CPUs opts in by calling luf_quiet_cpus() once before its tests
- * (libluf.h).  Only the process that called it restores what it changed,
- * not a child that exits.
+ * libluf: luf_quiet_cpus().  Anything run on a reader CPU flushes its TLB (a CR3 switch; a kthread,
+ * as leaving lazy TLB mode sees the tlb_gen the deferred unmap moved): it hides a missing flush.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -21,61 +14,24 @@
 
 #include "libluf.h"
 
-#define PF_KTHREAD		0x00200000
-#define WQ_CPUMASK		"/sys/devices/virtual/workqueue/cpumask"
-#define STAT_INTERVAL		"/proc/sys/vm/stat_interval"
-/*
- * A NUMA balancing scan of the test's mm (change_prot_numa()) keeps a TLB
- * flush pending while it runs, and luf.ko declines to defer an unmap then:
- * a page-out in that window defers nothing.
- */
-#define NUMA_BALANCING		"/proc/sys/kernel/numa_balancing"
+#define PF_KTHREAD	0x00200000	/* /proc/<pid>/stat: 7th field after the last ")" */
 
-struct moved_kthread {
-	pid_t pid;
-	cpu_set_t mask;
-};
-
-struct moved_irq {
-	int irq;
-	char mask[64];
-};
-
-static struct moved_kthread *moved;
-static int nr_moved;
-static struct moved_irq *moved_irqs;
-static int nr_moved_irqs;
-static char saved_wq[128], saved_stat[32], saved_numa[16];
-
-static void restore_file(const char *path, char *saved)
-{
-	if (saved[0])
-		write_file_str(path, saved);
-	saved[0] = '\0';
-}
-
+static pid_t moved_pid[1024];
+static cpu_set_t moved_mask[1024];
+/* the files written (up to 256 IRQ affinities, then three knobs) and what they held */
+static char saved_path[256 + 3][64], saved_val[256 + 3][128];
+static unsigned int nr_moved, nr_saved;
 static pid_t quiet_owner;
 
 void luf_quiet_restore(void)
 {
-	char path[64];
-	int i;
-
-	if (getpid() != quiet_owner)
+	if (getpid() != quiet_owner)	/* not in a child that exits */
 		return;
-
-	for (i = 0; i < nr_moved; i++)
-		sched_setaffinity(moved[i].pid, sizeof(moved[i].mask), &moved[i].mask);
-	nr_moved = 0;
-	for (i = 0; i < nr_moved_irqs; i++) {
-		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity",
-			 moved_irqs[i].irq);
-		write_file_str(path, moved_irqs[i].mask);
-	}
-	nr_moved_irqs = 0;
-	restore_file(WQ_CPUMASK, saved_wq);
-	restore_file(STAT_INTERVAL, saved_stat);
-	restore_file(NUMA_BALANCING, saved_numa);
+	for (; nr_moved; nr_moved--)
+		sched_setaffinity(moved_pid[nr_moved - 1], sizeof(cpu_set_t),
+				  &moved_mask[nr_moved - 1]);
+	for (; nr_saved; nr_saved--)
+		write_file_str(saved_path[nr_saved - 1], saved_val[nr_saved - 1]);
 }
 
 static void quiet_signal(int sig)
@@ -85,16 +41,16 @@ static void quiet_signal(int sig)
 	raise(sig);
 }
 
-static void save_and_write(const char *path, char *saved, size_t len,
-			   const char *val)
+static void save_and_write(const char *path, const char *val)
 {
-	if (read_file(path, saved, len) <= 0) {
-		saved[0] = '\0';
+	char *old = saved_val[nr_saved];
+
+	if (read_file(path, old, sizeof(saved_val[0])) <= 0)
 		return;
-	}
-	saved[strcspn(saved, "\n")] = '\0';
-	if (write_file_str(path, val))
-		saved[0] = '\0';
+	old[strcspn(old, "\n")] = '\0';
+	snprintf(saved_path[nr_saved], sizeof(saved_path[0]), "%s", path);
+	if (!write_file_str(path, val) && old[0])
+		nr_saved++;
 }
 
 void luf_quiet_cpus(void)
@@ -103,9 +59,8 @@ void luf_quiet_cpus(void)
 	unsigned long flags;
 	struct dirent *de;
 	cpu_set_t mask, zero;
-	int cap = 0;
-	pid_t pid;
 	DIR *d;
+	int id;
 
 	if (!luf_env()->quiet || quiet_owner)
 		return;
@@ -113,73 +68,33 @@ void luf_quiet_cpus(void)
 	CPU_ZERO(&zero);
 	CPU_SET(0, &zero);
 	d = opendir("/proc");
-	while (d && (de = readdir(d))) {
-		pid = (pid_t)atoi(de->d_name);
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		if (read_file(path, buf, sizeof(buf)) <= 0)
-			continue;
-		/* flags: the 7th field after the ")" that ends comm */
-		p = strrchr(buf, ')');
+	while (d && nr_moved < ARRAY_SIZE(moved_pid) && (de = readdir(d))) {
+		id = atoi(de->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/stat", id);
+		p = id > 0 && read_file(path, buf, sizeof(buf)) > 0 ? strrchr(buf, ')') : NULL;
 		if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
-		    !(flags & PF_KTHREAD))
-			continue;
-		if (sched_getaffinity(pid, sizeof(mask), &mask) || CPU_COUNT(&mask) < 2)
-			continue;
-		if (sched_setaffinity(pid, sizeof(zero), &zero))
-			continue;	/* per-CPU kthread */
-		if (nr_moved == cap) {
-			struct moved_kthread *more;
-
-			more = realloc(moved, 2 * (cap ?: 32) * sizeof(*moved));
-			if (!more) {
-				/* keep what was moved restorable; undo this one */
-				sched_setaffinity(pid, sizeof(mask), &mask);
-				break;
-			}
-			moved = more;
-			cap = 2 * (cap ?: 32);
-		}
-		moved[nr_moved].pid = pid;
-		moved[nr_moved].mask = mask;
-		nr_moved++;
+		    !(flags & PF_KTHREAD) || sched_getaffinity(id, sizeof(mask), &mask) ||
+		    CPU_COUNT(&mask) < 2 || sched_setaffinity(id, sizeof(zero), &zero))
+			continue;	/* not a kthread, or a per-CPU one */
+		moved_pid[nr_moved] = id;
+		moved_mask[nr_moved++] = mask;
 	}
 	if (d)
 		closedir(d);
-	/* device interrupts (and the work their completions queue) too */
-	cap = 0;
-	d = opendir("/proc/irq");
-	while (d && (de = readdir(d))) {
-		struct moved_irq *m;
-		int irq = atoi(de->d_name);
-
-		if (irq <= 0 && strcmp(de->d_name, "0"))
-			continue;
-		if (nr_moved_irqs == cap) {
-			struct moved_irq *more;
-
-			/* not moved yet: on failure the saved ones stay restorable */
-			more = realloc(moved_irqs, 2 * (cap ?: 32) * sizeof(*moved_irqs));
-			if (!more)
-				break;
-			moved_irqs = more;
-			cap = 2 * (cap ?: 32);
-		}
-		m = &moved_irqs[nr_moved_irqs];
-		m->irq = irq;
-		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity", irq);
-		save_and_write(path, m->mask, sizeof(m->mask), "1");
-		if (m->mask[0])
-			nr_moved_irqs++;
+	d = opendir("/proc/irq");	/* device IRQs, and the work their completions queue */
+	while (d && nr_saved < ARRAY_SIZE(saved_path) - 3 && (de = readdir(d))) {
+		id = atoi(de->d_name);
+		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity", id);
+		if (id > 0 || !strcmp(de->d_name, "0"))
+			save_and_write(path, "1");
 	}
 	if (d)
 		closedir(d);
-	save_and_write(WQ_CPUMASK, saved_wq, sizeof(saved_wq), "1");
-	save_and_write(STAT_INTERVAL, saved_stat, sizeof(saved_stat), "60");
-	save_and_write(NUMA_BALANCING, saved_numa, sizeof(saved_numa), "0");
+	save_and_write("/sys/devices/virtual/workqueue/cpumask", "1");
+	save_and_write("/proc/sys/vm/stat_interval", "60");
+	/* NUMA balancing's change_prot_numa() keeps a flush pending: luf.ko defers no unmap then */
+	save_and_write("/proc/sys/kernel/numa_balancing", "0");
 	atexit(luf_quiet_restore);
-	/* the runner's watchdog sends SIGTERM first */
-	signal(SIGTERM, quiet_signal);
+	signal(SIGTERM, quiet_signal);	/* what the runner's watchdog sends first */
 	signal(SIGINT, quiet_signal);
 }

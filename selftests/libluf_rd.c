@@ -1,14 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * libluf: the reader engine.  Threads pinned one per CPU spin over a
- * mapping and hand every word they read to a check callback (struct
- * luf_rd); optionally a read that faults is caught (SIGSEGV/SIGBUS with
- * sigsetjmp()) and judged by a second callback.  Each pass reads every
- * word, or with @sample one word of each page (a different one each
- * pass).  The workload drivers (luf_readers_start(): luf_pattern()
- * content) and the correctness oracles (oracle.h: old, new, zeroed or
- * faulting content around a publication) use it.
- */
+/* libluf: the pinned reader engine (struct luf_rd); faults are caught with sigsetjmp() */
 #define _GNU_SOURCE
 #include <alloca.h>
 #include <errno.h>
@@ -34,20 +25,6 @@ static void rd_signal(int sig, siginfo_t *si, void *uc)
 	signal(sig, SIG_DFL);
 }
 
-static int rd_handlers(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = rd_signal;
-	/* no mask change, so siglongjmp needs no sigprocmask */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL))
-		return -errno;
-	return 0;
-}
-
 __attribute__((noinline)) void luf_prefault_stack(size_t bytes)
 {
 	char *buf = alloca(bytes);
@@ -56,44 +33,30 @@ __attribute__((noinline)) void luf_prefault_stack(size_t bytes)
 	__asm__ volatile("" : : "r"(buf) : "memory");
 }
 
-static void rd_note(struct luf_rd_stats *st, int kind, size_t i, uint64_t v)
-{
-	if (st->have_first)
-		return;
-	st->have_first = 1;
-	st->first_kind = kind;
-	st->first_idx = i;
-	st->first_val = v;
-}
-
 static void rd_bad(const struct luf_rd *c, struct luf_rd_stats *st, int kind,
 		   size_t i, uint64_t v)
 {
 	atomic_fetch_add_explicit(&st->bad[kind], 1, memory_order_relaxed);
 	if (kind == LUF_RD_CORRUPT && c->mark && v == c->mark)
 		st->marked++;
-	rd_note(st, kind, i, v);
+	if (!st->have_first) {
+		st->have_first = 1;
+		st->first_kind = kind;
+		st->first_idx = i;
+		st->first_val = v;
+	}
 }
 
-/*
- * ->active_time: the time the reader's loop ran, without the gaps in which
- * its CPU did something else (under single-threaded TCG: QEMU running the
- * other vCPUs; a reader blocked in a fault).  A gap is a step between two
- * looks at the clock longer than LUF_RD_GAP_NS; the loop looks every 64
- * pages read (sampled) and at the end of every pass.
- */
-#define LUF_RD_GAP_NS	2000000ULL
-
+/* ->active_time leaves out steps over 2 ms between looks at the clock (the CPU ran others) */
 static inline void rd_tick(struct luf_rd_stats *st)
 {
 	struct timespec ts;
-	uint64_t now, d;
+	uint64_t now;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	d = now - st->tick_ns;
-	if (st->tick_ns && d < LUF_RD_GAP_NS)
-		st->active_ns += d;
+	if (st->tick_ns && now - st->tick_ns < 2000000ULL)
+		st->active_ns += now - st->tick_ns;
 	st->tick_ns = now;
 }
 
@@ -104,18 +67,19 @@ static inline bool rd_pausing(struct luf_rd *c)
 }
 
 /*
- * How long to wait for the readers, for @s seconds at 4 CPUs: under
- * single-threaded TCG every vCPU is a time slice of one host thread, so
- * with more vCPUs each reader gets proportionally less of a second, and
- * there are proportionally more readers faulting the same pages in
- * through one memcg: the wait grows with the square of the CPUs (16:
- * 16 times).  It only bounds a hang.
+ * 0 once *@cnt >= @n; -ETIMEDOUT @s s after @t0 at 4 CPUs, (CPUs/4)^2 times that beyond (under
+ * single-threaded TCG a reader gets less time, and more readers fault pages in through one memcg)
  */
-static double rd_wait_s(double s)
+static int rd_wait(atomic_int *cnt, int n, double t0, double s)
 {
-	double f = sysconf(_SC_NPROCESSORS_ONLN) / 4.0;
+	while (atomic_load(cnt) < n) {
+		double f = sysconf(_SC_NPROCESSORS_ONLN) / 4.0;
 
-	return f > 1 ? s * f * f : s;
+		if (luf_now() - t0 > (f > 1 ? s * f * f : s))
+			return -ETIMEDOUT;
+		luf_msleep(1);
+	}
+	return 0;
 }
 
 static void *rd_fn(void *arg)
@@ -128,13 +92,10 @@ static void *rd_fn(void *arg)
 	volatile int pub;
 	size_t step = c->sample ? c->wpp : 1, end;
 	struct rusage ru0, ru1;
-	int err;
+	int err = pin_to_cpu(c->cpus[slot->idx]);
 
-	err = pin_to_cpu(c->cpus[slot->idx]);
 	if (err) {
-		int zero = 0;
-
-		atomic_compare_exchange_strong(&c->err, &zero, err);
+		atomic_compare_exchange_strong(&c->err, &(int){ 0 }, err);
 		atomic_fetch_add(&c->ready, 1);
 		return NULL;
 	}
@@ -180,18 +141,15 @@ static void *rd_fn(void *arg)
 			rd_tick(st);
 		end = i < c->words ? i : c->words;
 		if (end > first_i)
-			atomic_fetch_add_explicit(&st->words,
-						  (end - first_i + step - 1) / step,
+			atomic_fetch_add_explicit(&st->words, (end - first_i + step - 1) / step,
 						  memory_order_relaxed);
 		if (i < c->words)
 			continue;	/* stopped in the middle */
 		atomic_fetch_add_explicit(&st->passes, 1, memory_order_relaxed);
 		if (pub)
-			atomic_fetch_add_explicit(&st->post_passes, 1,
-						  memory_order_relaxed);
-		if (!pass)
+			atomic_fetch_add_explicit(&st->post_passes, 1, memory_order_relaxed);
+		if (!pass++)
 			atomic_fetch_add(&c->ready, 1);
-		pass++;
 		if (c->pause_us)
 			usleep(c->pause_us);
 	}
@@ -219,6 +177,8 @@ void luf_rd_stop(struct luf_rd *c)
 int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
 		 const int *cpus, int n)
 {
+	/* SA_NODEFER: no mask change, so siglongjmp needs no sigprocmask */
+	struct sigaction sa = { .sa_sigaction = rd_signal, .sa_flags = SA_SIGINFO | SA_NODEFER };
 	double t0 = luf_now();
 	int i, err;
 
@@ -227,15 +187,11 @@ int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
 	c->base = base;
 	c->words = words;
 	c->wpp = luf_page_size() / 8;
-	if (c->fault_ok) {
-		err = rd_handlers();
-		if (err)
-			return err;
-	}
+	if (c->fault_ok && (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL)))
+		return -errno;
 	for (i = 0; i < n; i++) {
 		c->cpus[i] = cpus ? cpus[i] : 1 + i;
-		c->slot[i].c = c;
-		c->slot[i].idx = i;
+		c->slot[i] = (struct luf_rd_slot){ .c = c, .idx = i };
 		err = pthread_create(&c->th[i], NULL, rd_fn, &c->slot[i]);
 		if (err) {
 			luf_rd_stop(c);
@@ -243,14 +199,9 @@ int luf_rd_start(struct luf_rd *c, const void *base, size_t words,
 		}
 		c->n++;
 	}
-	while (atomic_load(&c->ready) < n) {
-		if (luf_now() - t0 > rd_wait_s(30)) {
-			luf_rd_stop(c);
-			return -ETIMEDOUT;
-		}
-		luf_msleep(1);
-	}
-	err = atomic_load(&c->err);
+	err = rd_wait(&c->ready, n, t0, 30);
+	if (!err)
+		err = atomic_load(&c->err);
 	if (err)
 		luf_rd_stop(c);
 	return err;
@@ -261,12 +212,7 @@ int luf_rd_pause(struct luf_rd *c)
 	double t0 = luf_now();
 
 	atomic_store_explicit(&c->pause, 1, memory_order_release);
-	while (atomic_load(&c->paused) < c->n) {
-		if (luf_now() - t0 > rd_wait_s(10))
-			return -ETIMEDOUT;
-		luf_msleep(1);
-	}
-	return 0;
+	return rd_wait(&c->paused, c->n, t0, 10);
 }
 
 void luf_rd_resume(struct luf_rd *c)
@@ -292,22 +238,10 @@ bool luf_rd_hold(struct luf_rd *c, unsigned int ms, uint64_t passes)
 			if (atomic_load_explicit(&c->st[i].post_passes,
 						 memory_order_relaxed) < passes)
 				done = false;
-		if (done)
-			return true;
-		if (el > 60)
-			return false;
+		if (done || el > 60)
+			return done;
 		luf_msleep(10);
 	}
-}
-
-double luf_rd_active_s(const struct luf_rd *c)
-{
-	uint64_t ns = 0;
-	int i;
-
-	for (i = 0; i < LUF_MAX_READERS; i++)
-		ns += c->st[i].active_ns;
-	return ns / 1e9;
 }
 
 uint64_t luf_rd_count(const struct luf_rd *c, enum luf_rd_kind kind)
@@ -321,10 +255,7 @@ uint64_t luf_rd_count(const struct luf_rd *c, enum luf_rd_kind kind)
 	return n;
 }
 
-/* ---- the workload readers -------------------------------------------- */
-
-static int check_pattern(const struct luf_rd *c, size_t i, uint64_t v,
-			 bool pub)
+static int check_pattern(const struct luf_rd *c, size_t i, uint64_t v, bool pub)
 {
 	(void)c;
 	(void)pub;
@@ -336,9 +267,7 @@ int luf_readers_start(struct luf_rd *r, const char *base, size_t npages,
 {
 	memset(r, 0, sizeof(*r));
 	r->check = check_pattern;
-	r->sample = true;
-	r->active_time = true;
+	r->sample = r->active_time = true;
 	r->pause_us = pause_us;
-	return luf_rd_start(r, base, npages * (luf_page_size() / 8),
-			    cpus, n);
+	return luf_rd_start(r, base, npages * (luf_page_size() / 8), cpus, n);
 }

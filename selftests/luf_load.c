@@ -25,6 +25,17 @@
 
 #include "luf_test.h"
 
+/* Knob @i of the module's list; NULL past its end */
+static const char *luf_knob_name(int i)
+{
+	int n = 0;
+
+#define LUF_KNOB(knob, ...)	do { if (n++ == i) return #knob; } while (0)
+#include "luf_knob_defs.h"
+#undef LUF_KNOB
+	return NULL;
+}
+
 static bool is_dir(const char *path)
 {
 	struct stat st;

@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What every luf test program includes: kselftest_harness.h (built with
- * -Wall -Wextra: the 6.12 harness has an unused signal handler parameter),
- * libluf, the asserting helpers of the workload tests, and the one main().
- *
- * The harness's TEST_F() wrapper tells the test process from its parent
- * by the fork() result, which a failed ASSERT's longjmp() leaves
- * indeterminate; the harness the tests are built against carries the fix,
- * patches/0001-selftests-harness-run-the-teardown-in-the-test-proce.patch
- * (applied by scripts/selftests.sh, ready to send to kselftest).
- * -Wclobbered stays off for what else the wrapper keeps across setjmp().
+ * What every luf test program includes: the harness (with the fix in
+ * patches/: a failed ASSERT's longjmp() must not lose the fork() result),
+ * libluf, the workload assertions and the one main().  The 6.12 harness has
+ * an unused parameter, and its wrapper keeps more across setjmp().
  */
 #ifndef LUF_TEST_H
 #define LUF_TEST_H
@@ -28,11 +22,8 @@
 } while (0)
 
 /*
- * After luf_wl_wait() of @w (status @st): log the output; SKIP when this
- * machine lacks what the workload needs; it must have run, its readers
- * must have made progress and read only the file's content, and with
- * @worked it must have unmapped something (evicted, reclaimed, migrated
- * or demoted).
+ * After luf_wl_wait() (status @st): log, SKIP as the workload did; it ran,
+ * its readers progressed and read only the file, and with @worked it unmapped.
  */
 static inline void luf_wl_check(struct __test_metadata *_metadata,
 				const struct luf_wl *w, int st, bool worked)
@@ -60,11 +51,7 @@ static inline void luf_wl_check(struct __test_metadata *_metadata,
 		return;							\
 } while (0)
 
-/*
- * x86 flushes remote TLBs with IPIs, counted in /proc/vmstat with
- * CONFIG_DEBUG_TLBFLUSH; arm64 broadcasts TLBIs, interrupts no CPU and
- * counts nothing there.
- */
+/* x86 counts its flush IPIs in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH); arm64 broadcasts TLBIs */
 #ifdef __x86_64__
 #define LUF_FLUSH_IPIS	1
 #else
@@ -86,10 +73,7 @@ static inline void luf_assert_remote_flushes(struct __test_metadata *_metadata,
 /* The page size, set by main() */
 static size_t ps __attribute__((unused));
 
-/*
- * In a broken run (LUF_BREAK), is this a test that must catch the mode:
- * one of mode @brk (the tests of mode REUSE catch mode FILTER too)?
- */
+/* Must a test of mode @brk catch this broken run's mode (REUSE's catch FILTER too)? */
 static inline bool luf_brk_mine(int brk)
 {
 	int b = luf_env()->brk;
@@ -104,10 +88,8 @@ static inline bool luf_brk_mine(int brk)
 } while (0)
 
 /*
- * Load luf.ko for a test that broken mode @brk must catch (0: none), with
- * enabled=1, migrc_enabled=1 and max_defer_ms=60000; in a broken run, skip
- * a test of another mode, and skip with fewer than @cpus CPUs.  Pins the
- * caller to CPU 0.
+ * luf.ko for a test of broken mode @brk (0: none; others skip in a broken
+ * run), LUF and MIGRC on, max_defer_ms=60000, @cpus CPUs or SKIP; pinned to CPU 0.
  */
 static inline void luf_prepare(struct __test_metadata *_metadata, int brk, int cpus)
 {
@@ -131,10 +113,8 @@ static inline void luf_prepare(struct __test_metadata *_metadata, int brk, int c
 #define LUF_QUIET	2	/* luf_quiet_cpus() for quiet reader CPUs */
 
 /*
- * main() of every luf test program: a bad LUF_* variable fails it, and
- * it skips when it cannot run here (a broken run fails instead: the mode
- * would go untested).  With LUF_KEEP_MODULE=1 luf.ko is loaded before
- * anything runs on the other CPUs (see testing.rst).
+ * main(): a bad LUF_* variable fails; it skips where it cannot run (a broken
+ * run fails: the mode would go untested); LUF_KEEP_MODULE=1 loads luf.ko first.
  */
 static inline int luf_main(int argc, char **argv, unsigned int flags)
 {

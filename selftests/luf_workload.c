@@ -111,7 +111,7 @@ struct wl_res {
 	uint64_t memcg_pgsteal;		/* memcg memory.stat pgsteal */
 	uint64_t memcg_other;		/* MEMCG: memory.max - memcg_max, bytes */
 	double elapsed;
-	double readers_active;		/* luf_rd_active_s() */
+	double readers_active;		/* seconds the readers ran, summed */
 	struct wl_sys sys;		/* delta over the run */
 	char err[512];
 };
@@ -153,6 +153,18 @@ static int tlb_irqs_read(uint64_t *val)
 	free(line);
 	fclose(f);
 	return err;
+}
+
+/* Line @key of @cg/memory.stat */
+static int memcg_stat(const char *cg, const char *key, uint64_t *val)
+{
+	bool found = false;
+	char path[512];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	ret = read_keyed(path, &key, 1, val, &found, " ");
+	return ret < 0 ? ret : found ? 0 : -ENOENT;
 }
 
 static void sys_read(struct wl_sys *s)
@@ -649,7 +661,8 @@ out:
 	wl_cleanup(&s);
 	/* what the readers did until they stopped (nothing, never started) */
 	r->pages_read = luf_rd_count(&s.rd, LUF_RD_OK);
-	r->readers_active = luf_rd_active_s(&s.rd);
+	for (i = 0; i < LUF_MAX_READERS; i++)
+		r->readers_active += s.rd.st[i].active_ns / 1e9;
 	r->bad_words += luf_rd_count(&s.rd, LUF_RD_CORRUPT);
 	return ret;
 }

@@ -98,60 +98,36 @@ FIXTURE_VARIANT(write) {
 	bool large;
 };
 
-FIXTURE_VARIANT_ADD(write, ext4_pwrite) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_PWRITE };
-FIXTURE_VARIANT_ADD(write, ext4_pwritev) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_PWRITEV };
-FIXTURE_VARIANT_ADD(write, ext4_splice) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_SPLICE };
-FIXTURE_VARIANT_ADD(write, ext4_copy_file_range) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_COPY };
-FIXTURE_VARIANT_ADD(write, ext4_punch_hole) { .brk = 0, .dir = LUF_EXT4_DIR, .op = OP_PUNCH };
-FIXTURE_VARIANT_ADD(write, ext4_truncate) { .brk = 0, .dir = LUF_EXT4_DIR, .op = OP_TRUNC0 };
-FIXTURE_VARIANT_ADD(write, ext4_truncate_tail) { .brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_TAIL };
-FIXTURE_VARIANT_ADD(write, xfs_pwrite) { .brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_PWRITE };
-FIXTURE_VARIANT_ADD(write, xfs_large_pwrite) {
-	.brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_PWRITE, .large = true,
-};
-FIXTURE_VARIANT_ADD(write, xfs_large_punch_hole) {
-	.brk = 0, .dir = LUF_XFS_DIR, .op = OP_PUNCH, .large = true,
-};
-FIXTURE_VARIANT_ADD(write, xfs_pwritev) { .brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_PWRITEV };
-FIXTURE_VARIANT_ADD(write, xfs_splice) { .brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_SPLICE };
-FIXTURE_VARIANT_ADD(write, xfs_copy_file_range) { .brk = 0, .dir = LUF_XFS_DIR, .op = OP_COPY };
-FIXTURE_VARIANT_ADD(write, xfs_punch_hole) { .brk = 0, .dir = LUF_XFS_DIR, .op = OP_PUNCH };
-FIXTURE_VARIANT_ADD(write, xfs_truncate) { .brk = 0, .dir = LUF_XFS_DIR, .op = OP_TRUNC0 };
-FIXTURE_VARIANT_ADD(write, xfs_truncate_tail) { .brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_TAIL };
-FIXTURE_VARIANT_ADD(write, tmpfs_pwrite) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_PWRITE };
-FIXTURE_VARIANT_ADD(write, tmpfs_pwritev) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_PWRITEV };
-FIXTURE_VARIANT_ADD(write, tmpfs_splice) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_SPLICE };
-FIXTURE_VARIANT_ADD(write, tmpfs_copy_file_range) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_COPY };
-FIXTURE_VARIANT_ADD(write, tmpfs_punch_hole) { .brk = 0, .dir = LUF_TMP_DIR, .op = OP_PUNCH };
-FIXTURE_VARIANT_ADD(write, tmpfs_truncate) { .brk = 0, .dir = LUF_TMP_DIR, .op = OP_TRUNC0 };
-FIXTURE_VARIANT_ADD(write, tmpfs_truncate_tail) { .brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_TAIL };
+/* name, the broken mode it catches, directory, op, how, large */
+#define WRITE_VARIANT(name, b, d, o, h, l)				\
+	FIXTURE_VARIANT_ADD(write, name) {				\
+		.brk = b, .dir = LUF_##d##_DIR, .op = OP_##o,		\
+		.how = BY_##h, .large = l,				\
+	}
+
+/* the same seven on each file system; XFS's copy_file_range() shares extents */
+#define FS_VARIANTS(fs, d, copy_brk)					\
+	WRITE_VARIANT(fs##_pwrite, BRK_WRITE, d, PWRITE, PAGEOUT, false);	\
+	WRITE_VARIANT(fs##_pwritev, BRK_WRITE, d, PWRITEV, PAGEOUT, false);	\
+	WRITE_VARIANT(fs##_splice, BRK_WRITE, d, SPLICE, PAGEOUT, false);	\
+	WRITE_VARIANT(fs##_copy_file_range, copy_brk, d, COPY, PAGEOUT, false); \
+	WRITE_VARIANT(fs##_punch_hole, 0, d, PUNCH, PAGEOUT, false);		\
+	WRITE_VARIANT(fs##_truncate, 0, d, TRUNC0, PAGEOUT, false);		\
+	WRITE_VARIANT(fs##_truncate_tail, BRK_WRITE, d, TAIL, PAGEOUT, false)
+
+FS_VARIANTS(ext4, EXT4, BRK_WRITE);
+FS_VARIANTS(xfs, XFS, 0);
+FS_VARIANTS(tmpfs, TMP, BRK_WRITE);
+WRITE_VARIANT(xfs_large_pwrite, BRK_WRITE, XFS, PWRITE, PAGEOUT, true);
+WRITE_VARIANT(xfs_large_punch_hole, 0, XFS, PUNCH, PAGEOUT, true);
 /* MIGRC: the page cache now holds the new copy, the old one is held */
-FIXTURE_VARIANT_ADD(write, ext4_pwrite_migrate) {
-	.brk = BRK_WRITE, .dir = LUF_EXT4_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
-};
-
-FIXTURE_VARIANT_ADD(write, xfs_pwrite_migrate) {
-	.brk = BRK_WRITE, .dir = LUF_XFS_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
-};
-
-FIXTURE_VARIANT_ADD(write, tmpfs_pwrite_migrate) {
-	.brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
-};
-
-FIXTURE_VARIANT_ADD(write, tmpfs_truncate_tail_migrate) {
-	.brk = BRK_WRITE, .dir = LUF_TMP_DIR, .op = OP_TAIL, .how = BY_MIGRATION,
-};
-
+WRITE_VARIANT(ext4_pwrite_migrate, BRK_WRITE, EXT4, PWRITE, MIGRATION, false);
+WRITE_VARIANT(xfs_pwrite_migrate, BRK_WRITE, XFS, PWRITE, MIGRATION, false);
+WRITE_VARIANT(tmpfs_pwrite_migrate, BRK_WRITE, TMP, PWRITE, MIGRATION, false);
+WRITE_VARIANT(tmpfs_truncate_tail_migrate, BRK_WRITE, TMP, TAIL, MIGRATION, false);
 /* the file is one PMD-sized folio of the huge=always tmpfs */
-FIXTURE_VARIANT_ADD(write, tmpfs_huge_pwrite_migrate) {
-	.brk = BRK_WRITE, .dir = LUF_THP_DIR, .op = OP_PWRITE, .how = BY_MIGRATION,
-	.large = true,
-};
-
-FIXTURE_VARIANT_ADD(write, tmpfs_huge_punch_hole_migrate) {
-	.brk = 0, .dir = LUF_THP_DIR, .op = OP_PUNCH, .how = BY_MIGRATION,
-	.large = true,
-};
+WRITE_VARIANT(tmpfs_huge_pwrite_migrate, BRK_WRITE, THP, PWRITE, MIGRATION, true);
+WRITE_VARIANT(tmpfs_huge_punch_hole_migrate, 0, THP, PUNCH, MIGRATION, true);
 
 static void write_release(FIXTURE_DATA(write) *self)
 {

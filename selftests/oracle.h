@@ -1,61 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The correctness oracles of luf.ko's deferred flushes, shared by the
- * luf_reuse, luf_write, luf_unmap, luf_fault, luf_nofault and
- * luf_lifecycle programs (each includes this header once).
- * Documentation/mm/luf/testing.rst has the broken modes, the gen_wrap and
- * keep runs and the LUF_* variables.
- *
- * Every test runs with a freshly loaded module, enabled=1, migrc_enabled=1
- * and max_defer_ms=60000, so that only the flush under test (not the timer)
- * can settle what reclaim or migration deferred.  Three reader threads
- * pinned on CPUs 1-3 spin over a 16-page read-only mapping and check every
- * 8-byte word; the main thread runs on CPU 0.  A word of a test file at
- * word index i (file offset / 8) of generation g is
- *	MAGIC (24 bits) | i (24 bits) | g (16 bits)
- * so old, new, reused and foreign content are told apart.  QEMU TCG keeps a
- * stale TLB entry until the guest flushes that vCPU's TLB, so a missing
- * flush shows up at once, millions of times a second, as long as nothing
- * else flushes the reader's CPU first.  Things that do: another task on the
- * CPU (CR3 switch), and any kernel thread, since the deferred unmap moved
- * the mm's tlb_gen and coming back from lazy TLB mode then flushes.  So the
- * programs opt in to luf_quiet_cpus(), keep the window between the
- * page-out and the change short, and in a broken run make up to LUF_TRIES
- * attempts per test.
- *
- * Each test pages its mapping out with MADV_PAGEOUT (reclaim) or, in the
- * variants named *_migrate, moves it to node 1 with move_pages(2) (MIGRC:
- * the source pages are the ones held), and first asserts that a deferral
- * really happened (make_deferred()); if not, it fails.  Then the oracle.
- * Every fixture with variants has `int brk` as the first member of its
- * variant: the debug_break mode that variant must catch, 0 for none; in a
- * broken run (LUF_BREAK) a test of that mode passes only if its oracle saw
- * the violation, and the others skip.
- *
- * Between the page-out and the change, nothing in the system may settle
- * the deferred flush by accident: no write fault (every writable page of
- * the test process is written once before the readers start, and
- * everything the window needs is allocated before it) and no output (any
- * page-cache write settles everything in normal mode and in broken modes
- * 1 and 3).
+ * The correctness oracles (Documentation/mm/luf/testing.rst, "correct").  Between the unmap
+ * and the change, no write fault and no output: either can settle the deferred flush.
  */
 #ifndef LUF_ORACLE_H
 #define LUF_ORACLE_H
 
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-#include <sys/mman.h>
 #include <sys/swap.h>
-#include <sys/wait.h>
 
-#include "luf_test.h"
+#include "luf_test.h"	/* kselftest_harness.h: errno, stdio, string, unistd, sys/mman */
 
 #define NPAGES		16
 #define NREADERS	3
@@ -66,6 +22,7 @@
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 
+/* Word @i (file offset / 8) of generation @gen: MAGIC (24 bits) | i (24) | gen (16) */
 static inline uint64_t word(uint64_t i, unsigned int gen)
 {
 	return WORD_MAGIC << 40 | (i & 0xffffff) << 16 | (gen & 0xffff);
@@ -77,8 +34,6 @@ static inline unsigned int first_gen(void)
 	return ((unsigned int)getpid() * 7 + 3) & 0x7ffe;
 }
 
-/* ---- readers --------------------------------------------------------- */
-
 enum rd_mode {
 	RD_CONTENT,	/* reads must see old or new content (new once published) */
 	RD_FAULT,	/* reads of [flo, fhi) must fault once published */
@@ -86,7 +41,7 @@ enum rd_mode {
 
 /* The readers of an oracle: libluf's engine and what its checks compare */
 struct rd_ctl {
-	struct luf_rd rd;
+	struct luf_rd rd;	/* first: rd_check() and rd_fault_ok() cast it back */
 	enum rd_mode mode;
 	unsigned int old_gen, new_gen;
 	size_t zlo, zhi;	/* words that read zero once published */
@@ -99,8 +54,6 @@ struct rd_sum {
 	uint64_t poison, bad_fault, read_after;
 };
 
-/* ---- module, counters ------------------------------------------------ */
-
 /* How a test makes the kernel unmap its read-only mapped pages */
 enum how {
 	BY_PAGEOUT,	/* reclaim: MADV_PAGEOUT */
@@ -110,8 +63,6 @@ enum how {
 
 #define MIGRATE_NODE	1
 
-/* A broken run makes up to LUF_TRIES attempts, a normal run one */
-
 struct outcome {
 	uint64_t bad;		/* violations the oracle saw */
 	uint64_t errors;	/* reader errors (unexpected faults) */
@@ -119,17 +70,12 @@ struct outcome {
 	uint64_t bad_at[LUF_TRIES];
 };
 
-/*
- * The body of a test with attempts: @once(_metadata, self, variant, &s)
- * makes one attempt and fills the struct rd_sum s; the violations the
- * oracle saw are the stale and corrupt words read (@what: their meaning).
- */
+/* Attempts of @once(_metadata, self, variant, &s); violations: s.stale + s.corrupt (@what) */
 #define RUN_ATTEMPTS(once, what) do {					\
 	struct outcome o_ = { 0 };					\
 	struct rd_sum s;						\
-	int i_;								\
 									\
-	for (i_ = 0; i_ < nr_attempts(); i_++) {			\
+	for (int i_ = 0; i_ < nr_attempts(); i_++) {			\
 		settle(i_);						\
 		once(_metadata, self, variant, &s);			\
 		if (attempt_done(&o_, i_, s.stale + s.corrupt, s.bad_fault)) \
@@ -143,19 +89,10 @@ struct outcome {
 #else
 #define ON_ARM64	0
 #endif
-/*
- * Broken mode @n on x86, none on arm64, whose guest does not show the
- * violation (something of its own flushes first, or the test skips
- * there): the variant says why.
- */
+/* Broken mode @n on x86, none on arm64 whose guest does not show it: the variant says why */
 #define BRK_X86(n)	(ON_ARM64 ? 0 : (n))
 
-/*
- * Variants with .large = true: tfile_create() writes the whole file with
- * one write(2), which XFS turns into one large folio (16 pages: order 4),
- * and make_deferred() asserts that pages of large folios were deferred.
- * Set by oracle_setup() (NEED_LARGE).
- */
+/* NEED_LARGE: a file is one write(2), one XFS folio (order 4); make_deferred() checks it */
 static bool g_large __attribute__((unused));
 
 /* What every oracle fixture has: the readers, the test file, its mapping */
@@ -163,41 +100,22 @@ struct oracle {
 	struct rd_ctl *rd;
 	struct luf_file f;
 	void *map;
-	bool swapon;		/* swap_on() turned swap on */
-	char mthp_saved[32];	/* mthp_on(): the 64 KiB knob's setting */
+	bool swapon;		/* oracle_setup() turned swap on */
+	char mthp_saved[32];	/* the 64 KiB mTHP knob's setting before oracle_setup() */
 };
 
 /* map_file()'s alignment: a PMD on x86 and on arm64 with 4 KiB pages */
 #define MAP_ALIGN	(2UL << 20)
-
-/* ---- readers --------------------------------------------------------- */
-
-static inline const struct rd_ctl *ctl_of(const struct luf_rd *rd)
-{
-	return (const struct rd_ctl *)rd;	/* the first member */
-}
-
-static inline uint64_t rd_old(const struct rd_ctl *c, size_t i)
-{
-	return word(i, c->old_gen);
-}
 
 static inline uint64_t rd_new(const struct rd_ctl *c, size_t i)
 {
 	return i >= c->zlo && i < c->zhi ? 0 : word(i, c->new_gen);
 }
 
-/*
- * Every byte of @v is the byte of @a or of @b: a word read while the
- * kernel changed it in place (x86's memset() zeroes a punched hole or a
- * truncated tail byte by byte, rep stosb, and under multi-threaded TCG a
- * reader on another vCPU sees the word half done).
- */
+/* Every byte of @v is @a's or @b's: a word the kernel rewrote in place, read half done */
 static inline bool rd_torn(uint64_t v, uint64_t a, uint64_t b)
 {
-	uint64_t m;
-
-	for (m = 0xff; m; m <<= 8)
+	for (uint64_t m = 0xff; m; m <<= 8)
 		if ((v & m) != (a & m) && (v & m) != (b & m))
 			return false;
 	return true;
@@ -205,45 +123,51 @@ static inline bool rd_torn(uint64_t v, uint64_t a, uint64_t b)
 
 static inline int rd_check(const struct luf_rd *rd, size_t i, uint64_t v, bool pub)
 {
-	const struct rd_ctl *c = ctl_of(rd);
+	const struct rd_ctl *c = (const struct rd_ctl *)rd;
+	uint64_t old = word(i, c->old_gen);
 
 	if (c->mode == RD_FAULT) {
 		if (pub && i >= c->flo && i < c->fhi)
 			return LUF_RD_READ_AFTER;
-		return v == rd_old(c, i) ? LUF_RD_OK : LUF_RD_CORRUPT;
+		return v == old ? LUF_RD_OK : LUF_RD_CORRUPT;
 	}
 	if (v == rd_new(c, i))
 		return LUF_RD_OK;
-	if (v == rd_old(c, i))
+	if (v == old)
 		return pub ? LUF_RD_STALE : LUF_RD_OK;
 	/* the change itself, read before it was published */
-	if (!pub && rd_torn(v, rd_old(c, i), rd_new(c, i)))
-		return LUF_RD_OK;
-	return LUF_RD_CORRUPT;
+	return !pub && rd_torn(v, old, rd_new(c, i)) ? LUF_RD_OK : LUF_RD_CORRUPT;
 }
 
 static inline bool rd_fault_ok(const struct luf_rd *rd, size_t i, bool pub)
 {
-	const struct rd_ctl *c = ctl_of(rd);
+	const struct rd_ctl *c = (const struct rd_ctl *)rd;
 
 	if (c->mode == RD_FAULT)
 		return pub ? i >= c->flo && i < c->fhi : c->fault_ok_before;
 	return !pub && c->fault_ok_before;
 }
 
-/* Fresh anonymous memory for @c, so that no write to it is a COW fault */
+/* Anonymous memory, written once (no fault on it later) */
+static inline void *anon_buf(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
 static inline struct rd_ctl *rd_alloc(void)
 {
-	struct rd_ctl *c;
+	struct rd_ctl *c = anon_buf(sizeof(*c));
 
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED)
-		return NULL;
-	memset(c, 0, sizeof(*c));
-	c->rd.check = rd_check;
-	c->rd.fault_ok = rd_fault_ok;
-	c->rd.mark = POISON;
+	if (c) {
+		c->rd.check = rd_check;
+		c->rd.fault_ok = rd_fault_ok;
+		c->rd.mark = POISON;
+	}
 	return c;
 }
 
@@ -255,39 +179,36 @@ static inline void rd_summary(struct rd_ctl *c, struct rd_sum *s)
 		[LUF_RD_BAD_FAULT] = "unexpected fault",
 		[LUF_RD_READ_AFTER] = "successful read after the signal",
 	};
-	int i;
+	int i, k;
 
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < NREADERS; i++) {
 		struct luf_rd_stats *st = &c->rd.st[i];
-		uint64_t stale = atomic_load(&st->bad[LUF_RD_STALE]);
-		uint64_t corrupt = atomic_load(&st->bad[LUF_RD_CORRUPT]);
-		uint64_t bad_fault = atomic_load(&st->bad[LUF_RD_BAD_FAULT]);
-		uint64_t read_after = atomic_load(&st->bad[LUF_RD_READ_AFTER]);
+		uint64_t passes = atomic_load(&st->passes), post = atomic_load(&st->post_passes);
+		uint64_t b[LUF_RD_NR_KINDS];
 
-		s->passes += atomic_load(&st->passes);
-		s->post_passes += atomic_load(&st->post_passes);
+		for (k = 0; k < LUF_RD_NR_KINDS; k++)
+			b[k] = atomic_load(&st->bad[k]);
+		s->passes += passes;
+		s->post_passes += post;
 		s->faults += st->faults;
 		s->post_faults += st->post_faults;
-		s->stale += stale;
-		s->corrupt += corrupt;
+		s->stale += b[LUF_RD_STALE];
+		s->corrupt += b[LUF_RD_CORRUPT];
 		s->poison += st->marked;
-		s->bad_fault += bad_fault;
-		s->read_after += read_after;
-		note("reader %d (CPU %d): passes=%" PRIu64 " after=%" PRIu64
-		     " faults=%" PRIu64 " stale=%" PRIu64 " corrupt=%" PRIu64
-		     " read_after=%" PRIu64 " bad_fault=%" PRIu64
-		     " preempted=%" PRIu64 " slept=%" PRIu64 "\n",
-		     i, 1 + i, (uint64_t)atomic_load(&st->passes),
-		     (uint64_t)atomic_load(&st->post_passes), st->faults,
-		     stale, corrupt, read_after, bad_fault, st->preempted,
-		     st->slept);
+		s->bad_fault += b[LUF_RD_BAD_FAULT];
+		s->read_after += b[LUF_RD_READ_AFTER];
+		note("reader %d (CPU %d): passes=%" PRIu64 " after=%" PRIu64 " faults=%" PRIu64
+		     " stale=%" PRIu64 " corrupt=%" PRIu64 " read_after=%" PRIu64
+		     " bad_fault=%" PRIu64 " preempted=%" PRIu64 " slept=%" PRIu64 "\n",
+		     i, 1 + i, passes, post, st->faults, b[LUF_RD_STALE], b[LUF_RD_CORRUPT],
+		     b[LUF_RD_READ_AFTER], b[LUF_RD_BAD_FAULT], st->preempted, st->slept);
 		if (st->have_first)
 			note("  first: %s at word %zu (page %zu): 0x%016" PRIx64
 			     " (want 0x%016" PRIx64 ", old 0x%016" PRIx64 ")\n",
 			     kind_name[st->first_kind], st->first_idx,
 			     st->first_idx / c->rd.wpp, st->first_val,
-			     rd_new(c, st->first_idx), rd_old(c, st->first_idx));
+			     rd_new(c, st->first_idx), word(st->first_idx, c->old_gen));
 	}
 }
 
@@ -305,11 +226,8 @@ static inline void mark(const char *s)
 }
 
 /*
- * Grow the stack by 256 KiB and fault it in, then write every page of every
- * private writable mapping (and shared anonymous ones) once: the test runs
- * in a process forked from the harness, so its data, heap and stack pages
- * are copy-on-write, and a COW fault is a write fault, which settles every
- * deferred flush (and so would hide a broken file_change flush).
+ * Grow the stack, write every private writable (and shared anonymous) page once: forked
+ * from the harness, they are COW, and a COW fault settles every deferred flush.
  */
 static inline void prefault_all(void)
 {
@@ -326,74 +244,27 @@ static inline void prefault_all(void)
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255[^\n]", &lo, &hi,
 			   perms, path) < 3)
 			continue;
-		if (perms[0] != 'r' || perms[1] != 'w')
+		if (perms[0] != 'r' || perms[1] != 'w' || hi - lo > (64UL << 20))
 			continue;
 		if (perms[3] == 's' && path[0] && strncmp(path, "/dev/zero", 9))
 			continue;
-		if (hi - lo > (64UL << 20))
-			continue;
-		for (p = lo; p < hi; p += ps) {
-			volatile char *c = (volatile char *)p;
-
-			*c = *c;
-		}
+		for (p = lo; p < hi; p += ps)
+			*(volatile char *)p = *(volatile char *)p;
 	}
 	fclose(f);
 }
 
-static inline const char *how_skip(enum how how)
-{
-	static char why[160];
-
-	if (how == BY_MIGRATION && !numa_node_has_memory(MIGRATE_NODE))
-		return "needs memory on NUMA node " STR(MIGRATE_NODE);
-	if (how == BY_DEMOTION && !numa_demotion_possible(why, sizeof(why)))
-		return why;
-	if (how == BY_DEMOTION && !memcg_available())
-		return "no memory controller in " LUF_CGROUP_ROOT;
-	return NULL;
-}
-
 /*
- * Demotion: memcg g_cg with demotion enabled, from oracle_setup() until
- * oracle_teardown().  Only the test file's page
- * cache is charged to it (tfile_charge_cg()), so memory.reclaim of g_cg
- * unmaps nothing else of this mm: no ordinary batched flush of other
- * pages wipes the readers' TLBs behind the deferred one.
+ * Demotion: memcg g_cg, demotion on, from oracle_setup() until oracle_teardown().  Only the
+ * test file's page cache is charged to it (tfile_charge_cg()), so memory.reclaim of g_cg
+ * unmaps nothing else of this mm: no ordinary batched flush wipes the readers' TLBs.
  */
 static char g_cg[256] __attribute__((unused));
 static char g_demotion_saved[16] __attribute__((unused));
 
-static inline int demote_begin(void)
-{
-	char name[64];
-	int err;
-
-	snprintf(name, sizeof(name), "luf-correct-%d", getpid());
-	err = memcg_create(name, g_cg, sizeof(g_cg));
-	if (!err && read_file(LUF_DEMOTION_KNOB, g_demotion_saved,
-			      sizeof(g_demotion_saved)) <= 0)
-		err = -EIO;
-	if (!err)
-		err = write_file_str(LUF_DEMOTION_KNOB, "1");
-	return err;
-}
-
-static inline void demote_end(void)
-{
-	if (g_demotion_saved[0])
-		write_file_str(LUF_DEMOTION_KNOB, g_demotion_saved);
-	g_demotion_saved[0] = '\0';
-	if (g_cg[0])
-		memcg_destroy(g_cg);
-	g_cg[0] = '\0';
-}
-
 /*
- * memory.reclaim of the test's memcg until something was demoted with a
- * deferred flush (the first passes may only age the readers' pages: their
- * accessed bits are cleared without a flush, and a reader that keeps its
- * TLB entry does not set them again).  0 or -errno.
+ * memory.reclaim of g_cg until a demotion deferred a flush (the first passes may only clear
+ * accessed bits, without a flush; a reader that keeps its TLB entry never sets them again).
  */
 static inline int demote_deferred(const struct luf_ev *before)
 {
@@ -421,21 +292,16 @@ static inline int move_to_node(void *map, size_t len, int node)
 /* The 64-bit entry of @pfn in @file (/proc/kpage*): 0 or -errno */
 static inline int kpage_read(const char *file, uint64_t pfn, uint64_t *v)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC), err = 0;
+	int fd = open(file, O_RDONLY | O_CLOEXEC), err;
 
 	if (fd < 0)
 		return -errno;
-	if (pread(fd, v, 8, pfn * 8) != 8)
-		err = -EIO;
+	err = pread(fd, v, 8, pfn * 8) == 8 ? 0 : -EIO;
 	close(fd);
 	return err;
 }
 
-/*
- * What became of the page at @pfn, for a failure report: its
- * /proc/kpageflags bits (LRU 5, BUDDY 10, MMAP 11, COMPOUND_HEAD 15,
- * COMPOUND_TAIL 16) and /proc/kpagecount (its mapcount).
- */
+/* What became of the page at @pfn, for a failure report */
 static inline void page_fate(struct __test_metadata *_metadata, uint64_t pfn)
 {
 	uint64_t flags = 0, count = 0;
@@ -450,20 +316,15 @@ static inline void page_fate(struct __test_metadata *_metadata, uint64_t pfn)
 }
 
 /*
- * Unmap @len bytes at @map as @how says and assert that the module
- * deferred the flush: deferred_folios moved and something is held
- * (@need_held) or pending now.  Reads only those counters afterwards,
- * since the stale entries live only until a kernel thread runs on a
- * reader CPU (the deferred unmap moved the mm's tlb_gen, so coming back
- * from lazy TLB mode flushes).  Prints nothing unless it fails (see the
- * window rule above).
+ * Unmap @len bytes at @map as @how says and assert that deferred_folios moved and something
+ * is held (@need_held) or pending.  Reads only those and prints nothing unless it fails: a
+ * kernel thread on a reader CPU would flush (leaving lazy TLB mode, as the mm's tlb_gen moved).
  */
 static inline void make_deferred(struct __test_metadata *_metadata, enum how how,
 				 void *map, size_t len, struct luf_ev *before,
 				 struct luf_ev *after, bool need_held)
 {
 	uint64_t pfn0 = 0;
-	bool ok;
 	int ret = 0, try;
 
 	/* for the report if nothing is held (root: pagemap shows PFNs) */
@@ -486,15 +347,9 @@ static inline void make_deferred(struct __test_metadata *_metadata, enum how how
 		ASSERT_EQ(0, luf_counter_read(CTR(pending_folios), &after->pending));
 		ASSERT_EQ(0, luf_counter_read(CTR(held_pages), &after->held));
 		mark("counted");
-		/*
-		 * A reader that refaults a paged-out page, or meets a
-		 * migration entry, of a MAP_SHARED writable mapping faults in
-		 * it, and that fault settles the deferral at once.  Unmap
-		 * again (migration: move the pages back first), a few times,
-		 * before "nothing pending" fails the test.
-		 */
-		ok = after->held > 0 || (!need_held && after->pending > 0);
-		if (ok || how == BY_DEMOTION || try == LUF_TRIES)
+		/* a reader's fault in a MAP_SHARED writable mapping settles it: unmap again */
+		if (after->held > 0 || (!need_held && after->pending > 0) ||
+		    how == BY_DEMOTION || try == LUF_TRIES)
 			break;
 		if (how == BY_MIGRATION)
 			ASSERT_EQ(0, move_to_node(map, len, 0));
@@ -539,11 +394,7 @@ static inline void make_deferred(struct __test_metadata *_metadata, enum how how
 	}
 }
 
-/*
- * After @what, something the test did in the window before its change:
- * pages are still held or folios pending, and no write fault forced a
- * flush since @before.
- */
+/* After @what, done in the window: still held or pending, and no write fault since @before */
 static inline void assert_still_deferred(struct __test_metadata *_metadata,
 					 const struct luf_ev *before, const char *what)
 {
@@ -557,54 +408,25 @@ static inline void assert_still_deferred(struct __test_metadata *_metadata,
 	}
 }
 
-/*
- * The window opens: the readers of @rd start over the @len bytes at @map,
- * then make_deferred() unmaps them.
- */
+/* The window opens: @rd's readers start over the @len bytes at @map, then the unmap */
 static inline void open_window(struct __test_metadata *_metadata, struct rd_ctl *rd,
 			       void *map, size_t len, enum how how, struct luf_ev *before,
 			       struct luf_ev *after, bool need_held)
 {
-	int ret;
+	int ret = luf_rd_start(&rd->rd, map, len / 8, NULL, NREADERS);
 
-	ret = luf_rd_start(&rd->rd, map, len / 8, NULL, NREADERS);
 	ASSERT_EQ(0, ret) TH_LOG("readers: %s", strerror(-ret));
 	make_deferred(_metadata, how, map, len, before, after, need_held);
 }
 
-/* anonymous 64 KiB mTHP: the knob of that size, "always" for a test */
 #define MTHP_KNOB	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
-
-/* Swap on LUF_SWAP_DEV for oracle_setup() */
-static inline void swap_on(struct __test_metadata *_metadata, struct oracle *o)
-{
-	const char *dev = luf_path(LUF_SWAP_DEV);
-
-	/* EBUSY: left on by a test whose teardown did not run */
-	ASSERT_TRUE(!swapon(dev, 0) || errno == EBUSY)
-		TH_LOG("swapon %s: %s", dev, strerror(errno));
-	o->swapon = true;
-}
-
-/* The 64 KiB size "always", its setting saved */
-static inline void mthp_on(struct __test_metadata *_metadata, struct oracle *o)
-{
-	ASSERT_LT(0, read_file(MTHP_KNOB, o->mthp_saved, sizeof(o->mthp_saved)));
-	ASSERT_EQ(0, write_file_str(MTHP_KNOB, "always"));
-}
-
-/* ---- test files ------------------------------------------------------ */
 
 static inline uint64_t gen_word(uint64_t idx, void *arg)
 {
 	return word(idx, *(unsigned int *)arg);
 }
 
-/*
- * @npages pages of generation @gen in @dir, written one page per write(2)
- * (order-0 folios) or, with g_large, in one (XFS makes one large folio of
- * it), and fsynced; the clean page cache stays.
- */
+/* @npages pages of @gen in @dir, fsynced and cached; a write(2) per page, or one if g_large */
 static inline int tfile_create(struct luf_file *f, const char *dir, const char *tag,
 			       size_t npages, unsigned int gen)
 {
@@ -615,11 +437,7 @@ static inline int tfile_create(struct luf_file *f, const char *dir, const char *
 				     g_large ? npages * ps : ps, gen_word, &gen);
 }
 
-/*
- * mmap(@len bytes of @fd, or anonymous memory for -1) at @off bytes past
- * an address aligned to MAP_ALIGN, out of a PROT_NONE reservation whose
- * rest is unmapped again.  NULL if mmap() fails.
- */
+/* mmap() @len bytes of @fd (-1: anonymous) @off bytes past a MAP_ALIGN boundary, or NULL */
 static inline void *map_aligned(size_t len, size_t off, int prot, int flags, int fd)
 {
 	size_t res = MAP_ALIGN + off + len;
@@ -642,18 +460,9 @@ static inline void *map_aligned(size_t len, size_t off, int prot, int flags, int
 }
 
 /*
- * All of @f, one page past an address aligned to MAP_ALIGN:
- * - in one page table (for files up to MAP_ALIGN less a page).
- *   MADV_PAGEOUT reclaims a large folio only where one page table maps
- *   all of it; a 64 KiB XFS folio mapped across a PMD boundary is split
- *   or skipped instead, and nothing is deferred.
- * - never at a 64 KiB-aligned address.  arm64 maps a naturally aligned
- *   large folio there with contiguous PTEs, and the unmap unfolds them
- *   with a TLB flush of its own (contpte_convert()): the readers fault
- *   the folio back in, so nothing is left to hold.
- * Where mmap() puts a file depends on ASLR, and every test of a program
- * forks from the same harness: left to mmap(), all the large-folio tests
- * of a program failed together, now and then.
+ * All of @f, one page past a MAP_ALIGN boundary: in one page table (MADV_PAGEOUT skips a
+ * large folio that two map), never 64 KiB-aligned (arm64 would map a large folio with
+ * contiguous PTEs, and their unfolding at the unmap flushes: contpte_convert()).
  */
 static inline void *map_file(struct luf_file *f, int prot, int flags)
 {
@@ -664,30 +473,13 @@ static inline void *map_file(struct luf_file *f, int prot, int flags)
 	return p;
 }
 
-/* Anonymous memory, written once (no fault on it later) */
-static inline void *anon_buf(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	memset(p, 0, len);
-	return p;
-}
-
 /*
- * Anonymous memory that reclaim may defer: one 64 KiB mTHP of generation
- * @gen, mapped read-only and clean.  Written memory is mapped dirty, so
- * it is swapped out (zram), made read-only, and read back: a read fault
- * on a swap entry of a synchronous device with one reference allocates
- * an mTHP again (do_swap_page(), skipping the swap cache) and maps it
- * read-only and clean.  Reclaim puts it into the swap cache before it
- * unmaps it, as luf.ko wants of an anonymous folio.  Naturally aligned,
- * one page past a 2 MiB boundary's 64 KiB: one page table maps it.
+ * A clean read-only 64 KiB mTHP of @gen that reclaim may defer: written, swapped out (zram),
+ * read back read-only (do_swap_page() of a synchronous device maps a new mTHP clean; reclaim
+ * adds it to the swap cache before the unmap, as luf.ko wants of an anonymous folio).
  */
 static inline void anon_mthp_map(struct __test_metadata *_metadata, struct oracle *o,
-				  unsigned int gen)
+				 unsigned int gen)
 {
 	const size_t len = NPAGES * ps;
 	char *p = map_aligned(len, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, -1);
@@ -704,35 +496,25 @@ static inline void anon_mthp_map(struct __test_metadata *_metadata, struct oracl
 		ASSERT_EQ(word(i, gen), ((volatile uint64_t *)p)[i]);
 }
 
-/* ---- attempts -------------------------------------------------------- */
-
 static inline int nr_attempts(void)
 {
 	return luf_env()->brk ? LUF_TRIES : 1;
 }
 
 /*
- * Before attempt @i > 0: let the runner (tee) write out what the last one
- * printed, so that it does not run on a reader CPU or write a file in the
- * next window.
+ * Before attempt @i > 0: let the runner (tee) print the last output outside the window; move
+ * the next mappings (QEMU TCG's direct-mapped TLB loses a stale entry whose index is shared).
  */
 static inline void settle(int i)
 {
 	if (!i)
 		return;
 	luf_msleep(300);
-	/*
-	 * Another attempt, another layout: a small mapping left in place
-	 * moves what the attempt maps next (a TLB index that QEMU TCG's
-	 * direct-mapped TLB shares with another page loses the stale entry).
-	 */
-	mmap(NULL, (size_t)(1 + i % 7) * ps, PROT_NONE,
-	     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mmap(NULL, (size_t)(1 + i % 7) * ps, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
 /* Record attempt @i; true if no further attempt is needed. */
-static inline bool attempt_done(struct outcome *o, int i, uint64_t bad,
-				uint64_t errors)
+static inline bool attempt_done(struct outcome *o, int i, uint64_t bad, uint64_t errors)
 {
 	o->attempts = i + 1;
 	o->bad_at[i] = bad;
@@ -741,19 +523,13 @@ static inline bool attempt_done(struct outcome *o, int i, uint64_t bad,
 	return !luf_env()->brk || bad || errors;
 }
 
-/*
- * The verdict: in a normal run no attempt may see a violation; in a broken
- * run one must (the oracle caught the missing flush).  Reader errors
- * (faults where none may happen) fail either way.
- */
+/* A normal run must see no violation, a broken run some; reader errors fail either way */
 static inline void verdict(struct __test_metadata *_metadata, const struct outcome *o,
 			   const char *what)
 {
-	int i;
-
 	if (o->attempts > 1) {
 		note("%d attempts; violations per attempt:", o->attempts);
-		for (i = 0; i < o->attempts; i++)
+		for (int i = 0; i < o->attempts; i++)
 			fprintf(stderr, " %" PRIu64, o->bad_at[i]);
 		fprintf(stderr, "\n");
 	}
@@ -775,23 +551,17 @@ static inline void ev_report(const struct luf_ev *e0, const struct luf_ev *e1,
 {
 	luf_ev_log("before page-out", e0);
 	note("after page-out: deferred_folios=%" PRIu64 " held_pages=%" PRIu64
-		       " pending_folios=%" PRIu64 "\n", e1->deferred, e1->held,
-		       e1->pending);
+	     " pending_folios=%" PRIu64 "\n", e1->deferred, e1->held, e1->pending);
 	luf_ev_log(what, e2);
 }
 
-/*
- * Right after the change: publish it, let the readers check for HOLD_MS
- * (rd_hold()), stop them, read the counters into @e2, log the attempt
- * (@what: the moment of @e2) and sum up what the readers saw in @s.
- */
+/* After the change: publish it, hold the readers, counters into @e2 (@what), sum into @s */
 static inline void oracle_check(struct __test_metadata *_metadata, struct rd_ctl *rd,
 				const struct luf_ev *e0, const struct luf_ev *e1, struct luf_ev *e2,
 				const char *what, struct rd_sum *s)
 {
 	mark("publish");
 	luf_rd_publish(&rd->rd);
-	/* HOLD_MS, and MIN_POST_PASSES passes of each reader after it */
 	ASSERT_TRUE(luf_rd_hold(&rd->rd, HOLD_MS, MIN_POST_PASSES))
 		TH_LOG("readers made no progress");
 	luf_rd_stop(&rd->rd);
@@ -800,12 +570,7 @@ static inline void oracle_check(struct __test_metadata *_metadata, struct rd_ctl
 	rd_summary(rd, s);
 }
 
-/* ---- a. reuse -------------------------------------------------------- */
-
-/*
- * Stop the readers, unmap their control page and the file mapping, and
- * remove the test file; fine to call again.
- */
+/* Stop the readers, unmap them and the file, remove the file; fine to call again */
 static inline void oracle_release(struct oracle *o)
 {
 	if (o->rd) {
@@ -826,48 +591,58 @@ static inline void oracle_release(struct oracle *o)
 #define NEED_MEMCG	8	/* the memory controller */
 
 /*
- * FIXTURE_SETUP of an oracle test: luf_prepare(), then what @need says;
- * SKIP without @dir (NULL: none needed), or what @how or @need needs.
- * Every SKIP comes before the first change to the system: a setup that
- * does not complete has no teardown.
+ * FIXTURE_SETUP: luf_prepare() and what @how and @need need, SKIP without it or @dir (if
+ * any).  Every SKIP comes first: a setup that does not complete has no teardown.
  */
 static inline void oracle_setup(struct __test_metadata *_metadata, struct oracle *o,
 				int brk, const char *dir, enum how how, unsigned int need)
 {
-	o->rd = NULL;
-	o->f.fd = -1;
-	o->map = NULL;
-	o->swapon = false;
-	o->mthp_saved[0] = '\0';
+	const char *dev = luf_path(LUF_SWAP_DEV);
+	char why[160];
+
+	*o = (struct oracle){ .f.fd = -1 };
 	g_large = need & NEED_LARGE;
 	luf_prepare(_metadata, brk, 1 + NREADERS);
 	if (_metadata->exit_code)
 		return;
 	if (dir)
 		REQUIRE_DIR(dir);
-	if (how_skip(how))
-		SKIP(return, "%s", how_skip(how));
+	if (how == BY_MIGRATION && !numa_node_has_memory(MIGRATE_NODE))
+		SKIP(return, "needs memory on NUMA node " STR(MIGRATE_NODE));
+	if (how == BY_DEMOTION && !numa_demotion_possible(why, sizeof(why)))
+		SKIP(return, "%s", why);
 	if ((need & (NEED_SWAP | NEED_MTHP)) && !path_exists(LUF_SWAP_DEV))
-		SKIP(return, "no swap device %s", luf_path(LUF_SWAP_DEV));
+		SKIP(return, "no swap device %s", dev);
 	if ((need & NEED_MTHP) && (luf_page_size() != 4096 || !path_exists(MTHP_KNOB)))
 		SKIP(return, "no 64 KiB mTHP (%s)", MTHP_KNOB);
-	if ((need & NEED_MEMCG) && !memcg_available())
+	if ((how == BY_DEMOTION || (need & NEED_MEMCG)) && !memcg_available())
 		SKIP(return, "no memory controller in " LUF_CGROUP_ROOT);
 	if (how == BY_DEMOTION) {
-		int err = demote_begin();
+		char name[64];
+		int err;
 
+		snprintf(name, sizeof(name), "luf-correct-%d", getpid());
+		err = memcg_create(name, g_cg, sizeof(g_cg));
+		if (!err && read_file(LUF_DEMOTION_KNOB, g_demotion_saved,
+				      sizeof(g_demotion_saved)) <= 0)
+			err = -EIO;
+		if (!err)
+			err = write_file_str(LUF_DEMOTION_KNOB, "1");
 		ASSERT_EQ(0, err) TH_LOG("memcg and demotion: %s", strerror(-err));
 	}
-	if (need & (NEED_SWAP | NEED_MTHP))
-		swap_on(_metadata, o);
-	if (!_metadata->exit_code && (need & NEED_MTHP))
-		mthp_on(_metadata, o);
+	if (need & (NEED_SWAP | NEED_MTHP)) {
+		/* EBUSY: left on by a test whose teardown did not run */
+		ASSERT_TRUE(!swapon(dev, 0) || errno == EBUSY)
+			TH_LOG("swapon %s: %s", dev, strerror(errno));
+		o->swapon = true;
+	}
+	if (!_metadata->exit_code && (need & NEED_MTHP)) {
+		ASSERT_LT(0, read_file(MTHP_KNOB, o->mthp_saved, sizeof(o->mthp_saved)));
+		ASSERT_EQ(0, write_file_str(MTHP_KNOB, "always"));
+	}
 }
 
-/*
- * FIXTURE_TEARDOWN of an oracle test: oracle_release(), undo what
- * oracle_setup() did, and luf_module_done().
- */
+/* FIXTURE_TEARDOWN of an oracle test: undo oracle_setup(), then luf_module_done() */
 static inline void oracle_teardown(struct __test_metadata *_metadata, struct oracle *o)
 {
 	/* "always [inherit] madvise never": the one in brackets */
@@ -875,7 +650,12 @@ static inline void oracle_teardown(struct __test_metadata *_metadata, struct ora
 	const char *dev = luf_path(LUF_SWAP_DEV);
 
 	oracle_release(o);
-	demote_end();
+	if (g_demotion_saved[0])
+		write_file_str(LUF_DEMOTION_KNOB, g_demotion_saved);
+	g_demotion_saved[0] = '\0';
+	if (g_cg[0])
+		memcg_destroy(g_cg);
+	g_cg[0] = '\0';
 	if (b && e) {
 		*e = '\0';
 		write_file_str(MTHP_KNOB, b + 1);

@@ -1,44 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs the luf selftests by category, in the style of selftests/mm's
-# run_vmtests.sh (POSIX sh: busybox runs it).  run_kselftest.sh -c luf
-# runs it without arguments: every category but keep.
+# The luf selftests by category, in the style of selftests/mm's
+# run_vmtests.sh (POSIX sh, for busybox); without -t every category but
+# keep (run_kselftest.sh -c luf).  Documentation/mm/luf/testing.rst has
+# what each runs, the broken modes and the output.
 #
 #   run_luf.sh [-t "CATEGORY|PROGRAM ..."] [-h]
 #
-# Categories:
-#   basic      loading, knobs, counters, the control file, generations,
-#              MMU notifiers
-#   correct    the correctness oracles, one program per family (oracle.h)
-#   offline    memory offlining of held pages
-#   race       a deferral while a flush of the mm is pending
-#   stress     load, unload and reload under workloads
-#   gen_wrap   the tests that cycle through generations, with every load
-#              of luf.ko at gen_start=4294967295 (LUF_GEN_START): the first
-#              flush of each moves the generation past 0
-#   break      every debug_break mode must be caught (below)
-#   kunit      luf_kunit.ko
-#   keep       LUF_KEEP_MODULE=1: luf.ko is loaded once (by the caller, with
-#              allow_unsafe=1, or by the first program) and never unloaded;
-#              the correct category's tests that need no reload and
-#              luf_race, then broken mode 6.  For make check's
-#              multi-threaded TCG pass, where patching a static call while
-#              other vCPUs run it is not safe.
-#
-# Every program's output is nested TAP under "# selftests: luf: LABEL",
-# then "# luf-time: LABEL SECONDSs" and "ok N selftests: luf: LABEL"
-# (" # SKIP": exit 4; "not ok ... # exit=RC"), as kselftest's runner.sh
-# prints it; with timeout(1), each program stops after $LUF_TEST_TIMEOUT
-# seconds (default 1800).
-#
-# break: each program that catches debug_break mode N runs with
-# LUF_BREAK=N; a test of that mode passes only if its oracle saw the
-# violation, one that missed in all its attempts runs once more alone
-# ("# caught on rerun"), and one result per mode says whether some test
-# caught it and none missed or skipped it.  LUF_BREAK_MODES: the modes
-# (default: all, 4 only on x86_64).  Documentation/mm/luf/testing.rst has
-# the table of modes and the output format.
+# Categories: basic correct offline race stress gen_wrap break kunit keep
+#   gen_wrap   tests across the generation wrap (LUF_GEN_START=4294967295)
+#   break      every debug_break mode must be caught (LUF_BREAK_MODES)
+#   keep       LUF_KEEP_MODULE=1: one load, never unloaded (for make
+#              check's multi-threaded TCG pass)
+# A program stops after $LUF_TEST_TIMEOUT seconds (default 1800).
 cd "$(dirname "$0")" || exit 1
 self=${0##*/}
 
@@ -51,7 +26,7 @@ keep_tests="luf_reuse luf_write luf_unmap luf_fault luf_nofault
 all="basic correct offline race stress gen_wrap break kunit"
 
 usage() {
-	sed -n '3,/^cd /s/^# \{0,1\}//p' "./$self" | sed '$d'
+	sed -n '4,/^cd /s/^# \{0,1\}//p' "./$self"
 	exit "$1"
 }
 
