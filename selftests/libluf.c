@@ -377,8 +377,7 @@ int read_keyed(const char *path, const char *const *names, int n,
 	return hits;
 }
 
-/* The value of key @name in @path (read_keyed()); -ENOENT if absent. */
-static int read_key(const char *path, const char *name, uint64_t *val, const char *sep)
+int read_key(const char *path, const char *name, uint64_t *val, const char *sep)
 {
 	bool found = false;
 	int ret = read_keyed(path, &name, 1, val, &found, sep);

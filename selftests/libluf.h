@@ -183,6 +183,8 @@ int nr_cpus(void);
 /* The "name<@sep>value" lines of @path for @names into @vals, @found; how many, or -errno */
 int read_keyed(const char *path, const char *const *names, int n,
 	       uint64_t *vals, bool *found, const char *sep);
+/* The value of key @name in @path (read_keyed()); -ENOENT if absent */
+int read_key(const char *path, const char *name, uint64_t *val, const char *sep);
 /* /proc/meminfo field in kB; -ENOENT if absent */
 int meminfo_kb(const char *name, uint64_t *kb);
 /* sync + echo 3 > /proc/sys/vm/drop_caches */

@@ -158,13 +158,10 @@ static int tlb_irqs_read(uint64_t *val)
 /* Line @key of @cg/memory.stat */
 static int memcg_stat(const char *cg, const char *key, uint64_t *val)
 {
-	bool found = false;
 	char path[512];
-	int ret;
 
 	snprintf(path, sizeof(path), "%s/memory.stat", cg);
-	ret = read_keyed(path, &key, 1, val, &found, " ");
-	return ret < 0 ? ret : found ? 0 : -ENOENT;
+	return read_key(path, key, val, " ");
 }
 
 static void sys_read(struct wl_sys *s)
