@@ -3,7 +3,8 @@
  * luf_fault: a deferral inside the writer's own fault (I2)
  * (the oracles, readers and broken modes: oracle.h).
  *
- *  fault.<ext4_write|ext4_write_gup|xfs_large_write_gup|tmpfs_read>.reclaim_inside
+ *  fault.<ext4_write|ext4_write_gup|xfs_large_write_gup|tmpfs_read|tmpfs_huge_read>
+ *	.reclaim_inside
  *	The write_fault hook at handle_mm_fault() entry runs before the fault
  *	allocates anything, but the fault itself can reclaim: the page table
  *	that __do_fault() and do_fault_around() preallocate is charged to the
@@ -50,6 +51,11 @@
  *	fault's reclaim swaps the pages out to zram, the fault swaps page 0
  *	back in (synchronously: no retry either), and the writer then writes
  *	without another fault (not on arm64: see the tmpfs_read variant).
+ *	tmpfs_huge_read: the same on tmpfs huge=always, the file one PMD
+ *	folio (2 MiB, so that the mlock() below holds it: a large folio is
+ *	mlocked only where one page table maps all of it); the fault's
+ *	reclaim must defer it, and swaps it out whole (CONFIG_THP_SWAP, the
+ *	file ending where the folio does), so all 512 pages are held.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -106,6 +112,7 @@ FIXTURE(fault) {
 	char cg[256];
 	pid_t child;
 	char page_cluster[16];	/* vm.page-cluster to put back, or "" */
+	uint64_t aging_pct;	/* the knob to put back (tmpfs_huge_read), or ~0 */
 };
 
 /* How the writer's access faults page 0 in */
@@ -139,6 +146,15 @@ FIXTURE_VARIANT_ADD(fault, xfs_large_write_gup) {
  * shrunk to under 128 entries (the readers'), to the whole TLB.
  */
 FIXTURE_VARIANT_ADD(fault, tmpfs_read) { .brk = BRK_X86(BRK_FAULT), .dir = LUF_TMP_DIR, .how = FAULT_READ };
+FIXTURE_VARIANT_ADD(fault, tmpfs_huge_read) {
+	.brk = BRK_X86(BRK_FAULT), .dir = LUF_THP_DIR, .how = FAULT_READ, .large = true
+};
+
+/* tmpfs (huge= or not): the writer writes the content, and the fault swaps it in */
+static bool fault_shmem(const FIXTURE_VARIANT(fault) *variant)
+{
+	return !strcmp(variant->dir, LUF_TMP_DIR) || !strcmp(variant->dir, LUF_THP_DIR);
+}
 
 /* What one page table maps */
 static size_t pmd_span(void)
@@ -360,7 +376,7 @@ static void fault_release(FIXTURE_DATA(fault) *self)
 	self->child = -1;
 	oracle_release(&self->o);
 	if (self->lock)
-		munmap(self->lock, NPAGES * ps);
+		munmap(self->lock, self->o.f.size);
 	self->lock = NULL;
 	if (self->ctl)
 		munmap(self->ctl, sizeof(*self->ctl));
@@ -377,11 +393,20 @@ FIXTURE_SETUP(fault)
 	self->cg[0] = '\0';
 	self->child = -1;
 	self->page_cluster[0] = '\0';
+	self->aging_pct = ~0ULL;
 	/* Without swap, reclaim can unmap a shmem folio but never free it */
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, BY_PAGEOUT,
-		     NEED_MEMCG | (strcmp(variant->dir, LUF_TMP_DIR) ? 0 : NEED_SWAP));
+		     NEED_MEMCG | (fault_shmem(variant) ? NEED_SWAP : 0));
 	if (_metadata->exit_code || !self->o.swapon)
 		return;
+	/* the PMD folio is most of the memcg: page aging would flush it inside the reclaim */
+	if (!strcmp(variant->dir, LUF_THP_DIR)) {
+		uint64_t pct;
+
+		ASSERT_EQ(0, luf_knob_read(KNOB(aging_pct), &pct));
+		ASSERT_EQ(0, luf_knob_write(KNOB(aging_pct), "0"));
+		self->aging_pct = pct;
+	}
 	/*
 	 * The fault swaps page 0 back in, and swap readahead would charge
 	 * its neighbours too, to a memcg at its limit whose test pages are
@@ -398,6 +423,12 @@ FIXTURE_TEARDOWN(fault)
 	fault_release(self);
 	if (self->page_cluster[0])
 		write_file_str(PAGE_CLUSTER, self->page_cluster);
+	if (self->aging_pct != ~0ULL) {
+		char val[24];
+
+		snprintf(val, sizeof(val), "%" PRIu64, self->aging_pct);
+		luf_knob_write(KNOB(aging_pct), val);
+	}
 	oracle_teardown(_metadata, &self->o);
 }
 
@@ -417,11 +448,11 @@ static void fault_run(struct __test_metadata *_metadata,
 		      const FIXTURE_VARIANT(fault) *variant,
 		      struct fault_run *r)
 {
-	bool shmem = !strcmp(variant->dir, LUF_TMP_DIR);
+	bool shmem = fault_shmem(variant), thp = !strcmp(variant->dir, LUF_THP_DIR);
 	static int attempt;
 	unsigned int gen = first_gen();
 	struct fault_ctl *ctl;
-	char name[64], val[32];
+	char name[64], val[32], path[300], stat[4096];
 	struct rd_ctl *rd;
 	uint64_t cur = 0;
 	int ret, pm, i;
@@ -442,7 +473,7 @@ static void fault_run(struct __test_metadata *_metadata,
 	if (!shmem)
 		ASSERT_EQ(0, posix_fadvise(self->o.f.fd, 0, 0,
 					   POSIX_FADV_DONTNEED));
-	self->o.f.size = NPAGES * ps;
+	self->o.f.size = thp ? pmd_span() : NPAGES * ps;
 	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, ctl);
@@ -468,7 +499,9 @@ static void fault_run(struct __test_metadata *_metadata,
 	prefault_all();
 	self->o.map = map_file(&self->o.f, PROT_READ, MAP_SHARED);
 	ASSERT_NE(NULL, self->o.map);
-	self->lock = map_file(&self->o.f, PROT_READ, MAP_SHARED);
+	/* the PMD folio in one page table: mlocked */
+	self->lock = thp ? map_aligned(self->o.f.size, 0, PROT_READ, MAP_SHARED, self->o.f.fd) :
+		     map_file(&self->o.f, PROT_READ, MAP_SHARED);
 	ASSERT_NE(NULL, self->lock);
 	ASSERT_EQ(0, mlock(self->lock, self->o.f.size))
 		TH_LOG("mlock: %s", strerror(errno));
@@ -498,6 +531,15 @@ static void fault_run(struct __test_metadata *_metadata,
 	}
 	ASSERT_EQ(r->limit, cur)
 		TH_LOG("memory.current does not stay at the limit");
+	/*
+	 * Whether reclaim turns active folios inactive (inactive_is_low()) is
+	 * read from the memcg's LRU statistics, which are flushed lazily: the
+	 * PMD folio that munlock() put on the active list would not count, and
+	 * the fault's reclaim would scan nothing (a memcg OOM kill).  Reading
+	 * memory.stat flushes them.
+	 */
+	snprintf(path, sizeof(path), "%s/memory.stat", self->cg);
+	ASSERT_LT(0, read_file(path, stat, sizeof(stat)));
 	/*
 	 * Old and unreferenced, with the readers' TLB entries intact
 	 * (clear_refs flushes nothing): the fault's reclaim takes the pages
