@@ -16,6 +16,12 @@
  *	unfolds the contiguous PTEs before the migration unmap with a flush
  *	of its own, so no stale entry is left to read (ten attempts in mode
  *	3, and ten more on the rerun, never read the old page).
+ *  forcewrite.anon_thp_migrate.proc_mem_write (I2)
+ *	The same on one anonymous PMD-sized THP (anon_thp_map(): clean
+ *	after MADV_FREE, mapped read-only by PTEs), migrated whole; the
+ *	readers and the forced write cover all 2 MiB.  x86_64 only for
+ *	broken mode 3, as for the mTHP (on arm64 ten attempts in mode 3, and
+ *	ten more on the rerun, never read the old page either).
  *  uffdmove.anon_swap.move_then_write (I3: the source of a move is empty)
  *	S gets read-only, clean, exclusive PTEs (uffd write-protect, swap
  *	out, read fault); MADV_PAGEOUT (zram) defers their flush.
@@ -118,16 +124,21 @@ FIXTURE(forcewrite) {
 FIXTURE_VARIANT(forcewrite) {
 	int brk;
 	bool large;	/* one anonymous 64 KiB mTHP */
+	bool thp;	/* one anonymous PMD-sized THP */
 };
 
 FIXTURE_VARIANT_ADD(forcewrite, anon_migrate) { .brk = BRK_FAULT };
 FIXTURE_VARIANT_ADD(forcewrite, anon_mthp_migrate) {
 	.brk = BRK_X86(BRK_FAULT), .large = true,
 };
+FIXTURE_VARIANT_ADD(forcewrite, anon_thp_migrate) {
+	.brk = BRK_X86(BRK_FAULT), .thp = true,
+};
 
 FIXTURE_SETUP(forcewrite)
 {
 	oracle_setup(_metadata, &self->o, variant->brk, LUF_TMP_DIR, BY_MIGRATION,
+		     variant->thp ? NEED_LARGE | NEED_THP :
 		     variant->large ? NEED_LARGE | NEED_MTHP : 0);
 }
 
@@ -141,7 +152,7 @@ static void forcewrite_once(struct __test_metadata *_metadata,
 			    const FIXTURE_VARIANT(forcewrite) *variant,
 			    struct rd_sum *s)
 {
-	size_t size = NPAGES * ps, words = size / 8, i;
+	size_t size = variant->thp ? MAP_ALIGN : NPAGES * ps, words = size / 8, i;
 	unsigned int gen = first_gen();
 	uint64_t *w, *buf, *back;
 	struct luf_ev e0, e1, e2;
@@ -160,19 +171,24 @@ static void forcewrite_once(struct __test_metadata *_metadata,
 	memfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, memfd) TH_LOG("/proc/self/mem: %s", strerror(errno));
 	prefault_all();
-	/* an mTHP: naturally aligned, in one page table */
-	w = map_aligned(size, variant->large ? size : ps, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE, -1);
-	ASSERT_NE(NULL, w);
-	self->o.map = w;
-	self->o.f.size = size;	/* for oracle_release() */
-	if (!variant->large)
-		madvise(w, size, MADV_NOHUGEPAGE);
-	for (i = 0; i < words; i++)
-		w[i] = word(i, gen);
-	/* clean and still exclusive, then read-only (VM_MAYWRITE stays) */
-	ASSERT_EQ(0, madvise(w, size, MADV_FREE));
-	ASSERT_EQ(0, mprotect(w, size, PROT_READ));
+	if (variant->thp) {
+		anon_thp_map(_metadata, &self->o, gen);
+		w = self->o.map;
+	} else {
+		/* an mTHP: naturally aligned, in one page table */
+		w = map_aligned(size, variant->large ? size : ps, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE, -1);
+		ASSERT_NE(NULL, w);
+		self->o.map = w;
+		self->o.f.size = size;	/* for oracle_release() */
+		if (!variant->large)
+			madvise(w, size, MADV_NOHUGEPAGE);
+		for (i = 0; i < words; i++)
+			w[i] = word(i, gen);
+		/* clean and still exclusive, then read-only (VM_MAYWRITE stays) */
+		ASSERT_EQ(0, madvise(w, size, MADV_FREE));
+		ASSERT_EQ(0, mprotect(w, size, PROT_READ));
+	}
 	open_window(_metadata, rd, w, size, BY_MIGRATION, &e0, &e1, false);
 	n = pwrite(memfd, buf, size, (off_t)(uintptr_t)w);
 	err = errno;

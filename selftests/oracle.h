@@ -420,6 +420,8 @@ static inline void open_window(struct __test_metadata *_metadata, struct rd_ctl 
 }
 
 #define MTHP_KNOB	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+/* PMD-sized THP: MADV_HUGEPAGE is enough unless this says never */
+#define THP_KNOB	"/sys/kernel/mm/transparent_hugepage/enabled"
 
 static inline uint64_t gen_word(uint64_t idx, void *arg)
 {
@@ -491,6 +493,52 @@ static inline void anon_mthp_map(struct __test_metadata *_metadata, struct oracl
 	for (i = 0; i < len / 8; i++)
 		((uint64_t *)p)[i] = word(i, gen);
 	ASSERT_EQ(0, madvise(p, len, MADV_PAGEOUT));
+	ASSERT_EQ(0, mprotect(p, len, PROT_READ));
+	for (i = 0; i < len / 8; i++)
+		ASSERT_EQ(word(i, gen), ((volatile uint64_t *)p)[i]);
+}
+
+/*
+ * Anonymous memory that MIGRC may defer: one PMD-sized THP of generation
+ * @gen, mapped read-only and clean by PTEs.  Written, it is mapped dirty
+ * by a PMD; MADV_FREE of all of it clears the PMD's dirty bit (and makes
+ * the folio lazily freed, which only reclaim cares about); mprotect() of
+ * its first page splits the PMD into PTEs that keep it clean, then of the
+ * rest.  MAP_ALIGN-aligned, so that the fault maps a THP (asserted
+ * through /proc/kpageflags, and that MADV_FREE cleaned it).
+ */
+static inline void anon_thp_map(struct __test_metadata *_metadata, struct oracle *o,
+				unsigned int gen)
+{
+	const size_t len = MAP_ALIGN, n = len / ps;
+	char *p = map_aligned(len, 0, PROT_READ | PROT_WRITE, MAP_PRIVATE, -1);
+	uint64_t pfn[2], kpf[3];
+	size_t i;
+
+	ASSERT_NE(NULL, p);
+	o->map = p;
+	o->f.size = len;
+	ASSERT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
+	for (i = 0; i < len / 8; i++)
+		((uint64_t *)p)[i] = word(i, gen);
+	/*
+	 * A THP (kpageflags THP 22): a compound head (15), and its last
+	 * page a contiguous tail (16)
+	 */
+	ASSERT_EQ(0, luf_pagemap_pfns(p, 1, &pfn[0]));
+	ASSERT_EQ(0, luf_pagemap_pfns(p + len - ps, 1, &pfn[1]));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, kpage_read("/proc/kpageflags", pfn[i], &kpf[i]));
+	ASSERT_TRUE((kpf[0] & 1ULL << 22) && (kpf[0] & 1ULL << 15) &&
+		    (kpf[1] & 1ULL << 16) && pfn[1] == pfn[0] + n - 1)
+		TH_LOG("the fault mapped no 2 MiB THP: PFNs 0x%" PRIx64 " 0x%" PRIx64
+		       ", kpageflags 0x%" PRIx64 " 0x%" PRIx64, pfn[0], pfn[1], kpf[0], kpf[1]);
+	ASSERT_EQ(0, madvise(p, len, MADV_FREE));
+	/* MADV_FREE skips a folio it cannot lock: then it stays dirty (4) */
+	ASSERT_EQ(0, kpage_read("/proc/kpageflags", pfn[0], &kpf[2]));
+	ASSERT_EQ((uint64_t)0, kpf[2] & 1ULL << 4)
+		TH_LOG("MADV_FREE left the THP dirty: kpageflags 0x%" PRIx64, kpf[2]);
+	ASSERT_EQ(0, mprotect(p, ps, PROT_READ));
 	ASSERT_EQ(0, mprotect(p, len, PROT_READ));
 	for (i = 0; i < len / 8; i++)
 		ASSERT_EQ(word(i, gen), ((volatile uint64_t *)p)[i]);
@@ -589,6 +637,7 @@ static inline void oracle_release(struct oracle *o)
 #define NEED_SWAP	2	/* swap on LUF_SWAP_DEV */
 #define NEED_MTHP	4	/* swap, and anonymous 64 KiB mTHP "always" */
 #define NEED_MEMCG	8	/* the memory controller */
+#define NEED_THP	16	/* a 2 MiB THP (anon_thp_map()) */
 
 /*
  * FIXTURE_SETUP: luf_prepare() and what @how and @need need, SKIP without it or @dir (if
@@ -615,6 +664,13 @@ static inline void oracle_setup(struct __test_metadata *_metadata, struct oracle
 		SKIP(return, "no swap device %s", dev);
 	if ((need & NEED_MTHP) && (luf_page_size() != 4096 || !path_exists(MTHP_KNOB)))
 		SKIP(return, "no 64 KiB mTHP (%s)", MTHP_KNOB);
+	if (need & NEED_THP) {
+		char thp[64] = "";
+
+		if (luf_page_size() != 4096 || read_file(THP_KNOB, thp, sizeof(thp)) <= 0 ||
+		    strstr(thp, "[never]"))
+			SKIP(return, "no 2 MiB THP (%s: %s)", THP_KNOB, thp);
+	}
 	if ((how == BY_DEMOTION || (need & NEED_MEMCG)) && !memcg_available())
 		SKIP(return, "no memory controller in " LUF_CGROUP_ROOT);
 	if (how == BY_DEMOTION) {
