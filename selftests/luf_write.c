@@ -16,9 +16,10 @@
  *	and no reader ever reads a word that is neither old nor new content.
  *  cow.<ext4|xfs|xfs_large[_migrate]|ext4_migrate|tmpfs_huge_migrate|
  *	ext4_shared|ext4_shared_migrate|xfs_shared_migrate|ext4_shared_read|
- *	xfs_shared_read|anon_mthp>.write_upgrade
+ *	xfs_shared_read|anon_mthp|anon_thp_migrate>.write_upgrade
  *	(I2, write faults; anon_mthp: a read-only, clean 64 KiB mTHP made
- *	writable by mprotect() after its page-out)
+ *	writable by mprotect() after its page-out; anon_thp_migrate: the
+ *	same for a PMD-sized THP after MIGRC moved it)
  *	a MAP_PRIVATE (COW) or MAP_SHARED (*_shared) PROT_READ|PROT_WRITE
  *	file mapping, never written, so its PTEs are read-only; after the
  *	deferral CPU 0 writes generation G+1 into every word (write faults),
@@ -313,6 +314,7 @@ FIXTURE_VARIANT(cow) {
 	bool shared;
 	bool read_first;
 	bool large;
+	bool thp;		/* anonymous: a PMD-sized THP (anon_thp_map()) */
 };
 
 /*
@@ -379,11 +381,16 @@ FIXTURE_VARIANT_ADD(cow, xfs_shared_read) {
  * broken mode (twice ten attempts in mode 3 never read old content).
  */
 FIXTURE_VARIANT_ADD(cow, anon_mthp) { .brk = 0, .large = true };
+/* The same for one anonymous PMD-sized THP moved by MIGRC (anon_thp_map()) */
+FIXTURE_VARIANT_ADD(cow, anon_thp_migrate) {
+	.brk = 0, .how = BY_MIGRATION, .large = true, .thp = true,
+};
 
 FIXTURE_SETUP(cow)
 {
 	oracle_setup(_metadata, &self->o, variant->brk, variant->dir, variant->how,
-		     (variant->large ? NEED_LARGE : 0) | (variant->dir ? 0 : NEED_MTHP));
+		     (variant->large ? NEED_LARGE : 0) |
+		     (variant->thp ? NEED_THP : variant->dir ? 0 : NEED_MTHP));
 }
 
 FIXTURE_TEARDOWN(cow)
@@ -401,7 +408,10 @@ static void cow_once(struct __test_metadata *_metadata, FIXTURE_DATA(cow) *self,
 	struct rd_ctl *rd;
 	int ret;
 
-	if (!variant->dir) {
+	if (variant->thp) {
+		anon_thp_map(_metadata, &self->o, gen);
+		words = self->o.f.size / 8;
+	} else if (!variant->dir) {
 		anon_mthp_map(_metadata, &self->o, gen);
 	} else {
 		ret = tfile_create(&self->o.f, variant->dir, "cow", NPAGES, gen);
